@@ -1,0 +1,147 @@
+package dev.nodelet.testing.apiserver.internal;
+
+import io.fabric8.mockwebserver.dsl.HttpMethod;
+import io.fabric8.mockwebserver.http.Buffer;
+import io.fabric8.mockwebserver.http.Headers;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.mockwebserver.vertx.HttpServerRequestHandler;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.file.FileSystemOptions;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import java.net.InetAddress;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The HTTP side: a Vert.x server (the mock server's own HTTP stack) whose requests go through the mock server's
+ * request handler and WebSocket upgrade, plus the one thing that handler cannot do, streaming a watch over plain
+ * HTTP. The mock server's {@code MockWebServer} binds once and cannot rebind, hence this class to restart on the
+ * same port.
+ */
+public final class HttpFrontEnd {
+
+  private final ApiServerDispatcher dispatcher;
+  private final InetAddress address;
+  private int port;
+  private Vertx vertx;
+  private HttpServer server;
+
+  public HttpFrontEnd(ApiServerDispatcher dispatcher, InetAddress address, int port) {
+    this.dispatcher = dispatcher;
+    this.address = address;
+    this.port = port;
+  }
+
+  public synchronized void start() {
+    if (server != null) {
+      return;
+    }
+    vertx = Vertx.vertx(new VertxOptions()
+        .setEventLoopPoolSize(2)
+        .setWorkerPoolSize(1)
+        .setFileSystemOptions(new FileSystemOptions().setFileCachingEnabled(false)
+            .setClassPathResolvingEnabled(false)));
+    HttpServerRequestHandler mock = new HttpServerRequestHandler(vertx) {
+      @Override
+      protected MockResponse onHttpRequest(RecordedRequest request) {
+        return dispatcher.dispatch(request);
+      }
+    };
+    HttpServer s = vertx.createHttpServer(new HttpServerOptions()
+        .setHost(address.getHostAddress())
+        .setPort(port)
+        .setHandle100ContinueAutomatically(true));
+    s.requestHandler(request -> {
+      if (isPlainHttpWatch(request)) {
+        streamWatch(request);
+      } else {
+        mock.handle(request);
+      }
+    });
+    try {
+      server = await(s.listen());
+    } catch (RuntimeException e) {
+      await(vertx.close());
+      vertx = null;
+      throw new IllegalStateException("cannot listen on " + address.getHostAddress() + ":" + port, e);
+    }
+    port = server.actualPort();
+  }
+
+  public synchronized void stop() {
+    if (server == null) {
+      return;
+    }
+    await(server.close());
+    await(vertx.close());
+    server = null;
+    vertx = null;
+  }
+
+  public synchronized boolean isRunning() {
+    return server != null;
+  }
+
+  public synchronized int port() {
+    return port;
+  }
+
+  public String host() {
+    return address.getHostAddress();
+  }
+
+  private static boolean isPlainHttpWatch(HttpServerRequest request) {
+    String watch = request.getParam("watch");
+    return request.method() == io.vertx.core.http.HttpMethod.GET
+        && ("true".equals(watch) || "1".equals(watch))
+        && !"websocket".equalsIgnoreCase(request.getHeader("Upgrade"));
+  }
+
+  /** A watch over plain HTTP: one JSON event per line on a chunked response, until either side ends it. */
+  private void streamWatch(HttpServerRequest request) {
+    RecordedRequest recorded = new RecordedRequest(request.version().alpnName().toUpperCase(Locale.ROOT),
+        HttpMethod.GET, request.uri(), Headers.builder().addAll(request.headers()).build(), new Buffer());
+    MockResponse response = dispatcher.dispatch(recorded);
+    HttpServerResponse out = request.response();
+    WatchSession session = ApiServerDispatcher.sessionOf(response);
+    if (session == null) {
+      out.setStatusCode(response.code());
+      response.getHeaders().toMultimap().forEach((k, v) -> out.headers().add(k, v));
+      out.end(response.getBody() == null ? "" : response.getBody().readUtf8());
+      return;
+    }
+    out.setChunked(true).setStatusCode(200).putHeader("Content-Type", "application/json");
+    session.attach(new WatchSession.Sink() {
+      @Override
+      public void send(String json) {
+        out.write(json + "\n");
+      }
+
+      @Override
+      public void close() {
+        if (!out.ended() && !out.closed()) {
+          out.end();
+        }
+      }
+    });
+    out.closeHandler(v -> dispatcher.close(session));
+    dispatcher.open(session);
+  }
+
+  private static <T> T await(Future<T> future) {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } catch (Exception e) {
+      throw new IllegalStateException(e.getCause() != null ? e.getCause() : e);
+    }
+  }
+}
