@@ -1,0 +1,302 @@
+package dev.nodelet.testing.apiserver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher.Action;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Kubernetes API behaviour Nodelet relies on, through a real fabric8 client. Runs against the embedded API
+ * server, or against a real cluster when {@code NODELET_TEST_KUBECONFIG} is set.
+ */
+class ApiServerBehaviourTest {
+
+  private TestCluster cluster;
+
+  @BeforeEach
+  void start() {
+    cluster = TestCluster.start();
+  }
+
+  @AfterEach
+  void stop() {
+    cluster.close();
+  }
+
+  private Pod pod(String name, String node, Map<String, String> labels) {
+    return cluster.client.pods().inNamespace(cluster.namespace).resource(new PodBuilder()
+        .withNewMetadata().withName(name).withLabels(labels).endMetadata()
+        .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("busybox").endContainer()
+        .endSpec().build()).create();
+  }
+
+  private ResourceSlice slice(String name, String node, String driver) {
+    return cluster.client.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
+        .withNewMetadata().withName(name + "-" + cluster.suffix).endMetadata()
+        .withNewSpec().withNodeName(node + "-" + cluster.suffix).withDriver(driver)
+        .withNewPool().withName("pool").withGeneration(1L).withResourceSliceCount(1L).endPool()
+        .endSpec().build()).create();
+  }
+
+  private ConfigMap configMap(String name, String value) {
+    return cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
+        .withNewMetadata().withName(name).endMetadata().addToData("k", value).build()).create();
+  }
+
+  private static List<String> names(List<? extends HasMetadata> items) {
+    return items.stream().map(i -> i.getMetadata().getName()).sorted().collect(Collectors.toList());
+  }
+
+  private static long rv(HasMetadata object) {
+    return Long.parseLong(object.getMetadata().getResourceVersion());
+  }
+
+  @Test
+  void podsAreSelectedByNodeNameWithEqualsAndNotEquals() {
+    pod("p1", "node-a", Map.of());
+    pod("p2", "node-b", Map.of());
+    pod("p3", null, Map.of());
+    var pods = cluster.client.pods().inNamespace(cluster.namespace);
+
+    assertThat(names(pods.withField("spec.nodeName", "node-a").list().getItems())).containsExactly("p1");
+    assertThat(names(pods.withoutField("spec.nodeName", "node-a").list().getItems())).containsExactly("p2", "p3");
+    assertThat(names(pods.withField("metadata.name", "p2").list().getItems())).containsExactly("p2");
+    assertThat(names(pods.withField("metadata.namespace", cluster.namespace).withField("spec.nodeName", "node-b")
+        .list().getItems())).containsExactly("p2");
+  }
+
+  @Test
+  void resourceSlicesAreSelectedByNodeNameAndDriver() {
+    slice("s1", "node-a", "gpu.example.com");
+    slice("s2", "node-a", "nic.example.com");
+    slice("s3", "node-b", "gpu.example.com");
+    var slices = cluster.client.resources(ResourceSlice.class);
+
+    assertThat(names(slices.withField("spec.nodeName", "node-a-" + cluster.suffix).list().getItems()))
+        .containsExactly("s1-" + cluster.suffix, "s2-" + cluster.suffix);
+    assertThat(names(slices.withField("spec.nodeName", "node-a-" + cluster.suffix)
+        .withField("spec.driver", "gpu.example.com").list().getItems()))
+        .containsExactly("s1-" + cluster.suffix);
+    assertThat(names(slices.withField("spec.driver", "gpu.example.com")
+        .withoutField("spec.nodeName", "node-a-" + cluster.suffix).list().getItems()))
+        .contains("s3-" + cluster.suffix).doesNotContain("s1-" + cluster.suffix);
+  }
+
+  @Test
+  void watchWithFieldSelectorSeesOnlyItsObjects() {
+    Recorder<Pod> recorder = new Recorder<>();
+    try (Watch ignored = cluster.client.pods().inNamespace(cluster.namespace)
+        .withField("spec.nodeName", "node-a").watch(recorder)) {
+      pod("other", "node-b", Map.of());
+      pod("mine", "node-a", Map.of());
+      cluster.client.pods().inNamespace(cluster.namespace).withName("mine").edit(p -> new PodBuilder(p)
+          .editMetadata().addToLabels("x", "y").endMetadata().build());
+      cluster.client.pods().inNamespace(cluster.namespace).withName("mine").withGracePeriod(0).delete();
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> recorder.lines().contains("DELETED mine"));
+      assertThat(recorder.lines()).startsWith("ADDED mine", "MODIFIED mine").doesNotContain("ADDED other");
+    }
+  }
+
+  @Test
+  void watchWithLabelSelectorTurnsLeavingIntoDeleted() {
+    configMap("cm", "1");
+    Recorder<ConfigMap> recorder = new Recorder<>();
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    configMaps.withName("cm").edit(c -> new ConfigMapBuilder(c).editMetadata().addToLabels("app", "x")
+        .endMetadata().build());
+    try (Watch ignored = configMaps.withLabel("app", "x").watch(recorder)) {
+      recorder.awaitLines(1);
+      configMaps.withName("cm").edit(c -> new ConfigMapBuilder(c).editMetadata().addToLabels("app", "y")
+          .endMetadata().build());
+      recorder.awaitLines(2);
+      assertThat(recorder.lines()).containsExactly("ADDED cm", "DELETED cm");
+    }
+  }
+
+  @Test
+  void deleteCollectionHonoursFieldSelector() {
+    pod("a1", "node-a", Map.of());
+    pod("a2", "node-a", Map.of());
+    pod("b1", "node-b", Map.of());
+    var pods = cluster.client.pods().inNamespace(cluster.namespace);
+
+    pods.withField("spec.nodeName", "node-a").withGracePeriod(0).delete();
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> names(pods.list().getItems()).equals(List.of("b1")));
+  }
+
+  @Test
+  void unsupportedFieldLabelIsRejected() {
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace)
+        .withField("spec.nodeName", "x").list())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(400);
+          assertThat(e.getMessage()).contains("field label not supported: spec.nodeName");
+        });
+  }
+
+  @Test
+  void everyWriteGetsTheNextResourceVersionAndListsReportTheLatest() {
+    ConfigMap a = configMap("a", "1");
+    ConfigMap a2 = cluster.client.configMaps().inNamespace(cluster.namespace).withName("a")
+        .edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
+    ConfigMap b = configMap("b", "1");
+
+    assertThat(rv(a)).isLessThan(rv(a2));
+    assertThat(rv(a2)).isLessThan(rv(b));
+    long listRv = Long.parseLong(cluster.client.configMaps().inNamespace(cluster.namespace).list()
+        .getMetadata().getResourceVersion());
+    assertThat(listRv).isGreaterThanOrEqualTo(rv(b));
+  }
+
+  @Test
+  void watchFromAResourceVersionSendsOnlyLaterEvents() {
+    configMap("a", "1");
+    ConfigMap b = configMap("b", "1");
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    configMaps.withName("a").edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
+    configMap("c", "1");
+    configMaps.withName("b").delete();
+
+    Recorder<ConfigMap> recorder = new Recorder<>();
+    try (Watch ignored = configMaps.watch(new ListOptionsBuilder()
+        .withResourceVersion(b.getMetadata().getResourceVersion()).build(), recorder)) {
+      recorder.awaitLines(3);
+      assertThat(recorder.lines()).containsExactly("MODIFIED a", "ADDED c", "DELETED b");
+      // a deletion carries a resourceVersion of its own, after the deleted object's last one
+      assertThat(rv(recorder.events.get(2).object())).isGreaterThan(rv(recorder.events.get(1).object()));
+    }
+  }
+
+  @Test
+  void watchFromZeroSendsTheCurrentStateThenLiveEvents() {
+    configMap("a", "1");
+    configMap("b", "1");
+    Recorder<ConfigMap> recorder = new Recorder<>();
+    try (Watch ignored = cluster.client.configMaps().inNamespace(cluster.namespace)
+        .watch(new ListOptionsBuilder().withResourceVersion("0").build(), recorder)) {
+      recorder.awaitLines(2);
+      configMap("c", "1");
+      recorder.awaitLines(3);
+      assertThat(recorder.lines().subList(0, 2)).containsExactlyInAnyOrder("ADDED a", "ADDED b");
+      assertThat(recorder.lines().get(2)).isEqualTo("ADDED c");
+    }
+  }
+
+  @Test
+  void sendInitialEventsEndsWithAnAnnotatedBookmark() {
+    configMap("a", "1");
+    ConfigMap b = configMap("b", "1");
+    Recorder<ConfigMap> recorder = new Recorder<>();
+    try (Watch ignored = cluster.client.configMaps().inNamespace(cluster.namespace)
+        .watch(new ListOptionsBuilder().withSendInitialEvents(true).withResourceVersionMatch("NotOlderThan")
+            .withAllowWatchBookmarks(true).build(), recorder)) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> !recorder.bookmarks().isEmpty());
+      assertThat(recorder.lines()).containsExactlyInAnyOrder("ADDED a", "ADDED b");
+      ConfigMap bookmark = recorder.bookmarks().get(0).object();
+      assertThat(bookmark.getMetadata().getAnnotations()).containsEntry("k8s.io/initial-events-end", "true");
+      assertThat(rv(bookmark)).isGreaterThanOrEqualTo(rv(b));
+      // the bookmark comes after every initial event
+      assertThat(recorder.events.get(2).action()).isEqualTo(Action.BOOKMARK);
+    }
+  }
+
+  @Test
+  void sendInitialEventsWithoutNotOlderThanIsInvalid() {
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace)
+        .watch(new ListOptionsBuilder().withSendInitialEvents(true).withAllowWatchBookmarks(true).build(),
+            new Recorder<>()))
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(422));
+  }
+
+  @Test
+  void generateNameAddsAFiveCharacterSuffix() {
+    ConfigMap created = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
+        .withNewMetadata().withGenerateName("node-1-driver-").endMetadata().build()).create();
+    assertThat(created.getMetadata().getName()).matches("node-1-driver-[a-z0-9]{5}");
+  }
+
+  @Test
+  void anUpdateWithAStaleResourceVersionConflicts() {
+    ConfigMap stale = configMap("a", "1");
+    cluster.client.configMaps().inNamespace(cluster.namespace).withName("a")
+        .edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
+
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace)
+        .resource(new ConfigMapBuilder(stale).addToData("k", "3").build()).update())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+    assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("a").get().getData())
+        .containsEntry("k", "2");
+  }
+
+  @Test
+  void deletePreconditionsOnResourceVersionAreEnforced() {
+    ConfigMap stale = configMap("a", "1");
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    configMaps.withName("a").edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
+
+    assertThatThrownBy(() -> configMaps.withName("a").lockResourceVersion(stale.getMetadata().getResourceVersion())
+        .delete())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+    assertThat(configMaps.withName("a").get()).isNotNull();
+
+    String current = configMaps.withName("a").get().getMetadata().getResourceVersion();
+    configMaps.withName("a").lockResourceVersion(current).delete();
+    await().atMost(Duration.ofSeconds(10)).until(() -> configMaps.withName("a").get() == null);
+  }
+
+  @Test
+  void anInformerListsWatchesAndFollowsChanges() {
+    configMap("a", "1");
+    List<String> seen = new CopyOnWriteArrayList<>();
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    SharedIndexInformer<ConfigMap> informer = configMaps.withField("metadata.name", "a")
+        .inform(new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(ConfigMap obj) {
+            seen.add("add " + obj.getData().get("k"));
+          }
+
+          @Override
+          public void onUpdate(ConfigMap oldObj, ConfigMap newObj) {
+            seen.add("update " + newObj.getData().get("k"));
+          }
+
+          @Override
+          public void onDelete(ConfigMap obj, boolean deletedFinalStateUnknown) {
+            seen.add("delete");
+          }
+        });
+    try {
+      configMap("b", "ignored");
+      configMaps.withName("a").edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
+      configMaps.withName("a").delete();
+      await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("delete"));
+      assertThat(seen).containsExactly("add 1", "update 2", "delete");
+    } finally {
+      informer.close();
+    }
+  }
+}
