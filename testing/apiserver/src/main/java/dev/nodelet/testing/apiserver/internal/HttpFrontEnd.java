@@ -131,6 +131,7 @@ public final class HttpFrontEnd {
       }
     });
     out.closeHandler(v -> dispatcher.close(session));
+    out.writeHead(); // as the API server does: the client learns at once that the watch is established
     dispatcher.open(session);
   }
 
