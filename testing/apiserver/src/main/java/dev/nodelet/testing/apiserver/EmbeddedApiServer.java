@@ -158,6 +158,11 @@ public final class EmbeddedApiServer implements AutoCloseable {
     return dispatcher.writes();
   }
 
+  /** How many requests with this verb on this resource (plural) the server has received, failed ones included. */
+  public long requestCount(Verb verb, String resource) {
+    return dispatcher.requestCount(Objects.requireNonNull(verb, "verb"), resource);
+  }
+
   public void clearWrites() {
     dispatcher.clearWrites();
   }

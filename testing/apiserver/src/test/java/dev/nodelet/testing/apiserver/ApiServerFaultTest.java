@@ -96,12 +96,13 @@ class ApiServerFaultTest {
 
   @Test
   void anInformerRelistsAfterGoneAndEndsUpCurrent() {
-    start(b -> b.historySize(2));
+    start(b -> b.historySize(2), c -> new ConfigBuilder(c).withWatchReconnectInterval(50).build());
     configMap(cluster.client, "keep", "1");
     configMap(cluster.client, "drop", "1");
     SharedIndexInformer<ConfigMap> informer = cluster.client.configMaps().inNamespace("test").inform();
     try {
       await().atMost(Duration.ofSeconds(10)).until(() -> informer.getStore().list().size() == 2);
+      long lists = cluster.server.requestCount(Verb.LIST, "configmaps");
       // while the informer cannot watch, more happens than the history holds
       cluster.server.failNext(Verb.WATCH, "configmaps", 3, 500);
       cluster.server.cutWatches();
@@ -116,6 +117,8 @@ class ApiServerFaultTest {
         assertThat(names).containsExactlyInAnyOrder("keep", "new0", "new1", "new2", "new3", "new4");
         assertThat(informer.getStore().getByKey("test/keep").getData()).containsEntry("k", "2");
       });
+      // it could only get there by listing again: its resourceVersion had left the history (410 Gone)
+      assertThat(cluster.server.requestCount(Verb.LIST, "configmaps")).isGreaterThan(lists);
     } finally {
       informer.close();
     }

@@ -66,6 +66,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final KubernetesAttributesExtractor extractor = new KubernetesAttributesExtractor();
   private final Faults faults = new Faults();
   private final List<RecordedWrite> writes = new CopyOnWriteArrayList<>();
+  private final Map<String, java.util.concurrent.atomic.LongAdder> requests = new ConcurrentHashMap<>();
   private volatile ScheduledExecutorService timer;
 
   public ApiServerDispatcher(int historySize, Duration bookmarkInterval) {
@@ -83,6 +84,11 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
 
   public List<RecordedWrite> writes() {
     return List.copyOf(writes);
+  }
+
+  public long requestCount(Verb verb, String resource) {
+    java.util.concurrent.atomic.LongAdder count = requests.get(verb + " " + resource);
+    return count == null ? 0 : count.sum();
   }
 
   public void clearWrites() {
@@ -114,6 +120,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   @Override
   public MockResponse dispatch(RecordedRequest request) {
     RequestInfo info = RequestInfo.of(request);
+    requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
+        .increment();
     OptionalInt injected = faults.take(info.verb(), info.resource());
     MockResponse response;
     if (injected.isPresent()) {
