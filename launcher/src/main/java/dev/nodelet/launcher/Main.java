@@ -1,0 +1,211 @@
+package dev.nodelet.launcher;
+
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import sun.misc.Signal;
+
+/**
+ * Starts Nodelet: Felix with SCR, Config Admin, metatype, FileInstall on {@code etc/}, the Gogo shell and every
+ * Nodelet bundle. With a kubeconfig (option or {@code KUBECONFIG}) it serves that cluster; without one it starts the
+ * embedded Kubernetes API server on loopback, seeded with a demo node, and serves that.
+ */
+public final class Main {
+
+  static final String READY = "Nodelet ready";
+  private static final java.util.logging.Logger SPIFLY_LOG =
+      java.util.logging.Logger.getLogger("org.apache.aries.spifly");
+
+  private Main() {
+  }
+
+  public static void main(String[] args) {
+    PrintStream out = System.out;
+    Options options;
+    try {
+      options = Options.parse(args, System.getenv());
+    } catch (IllegalArgumentException e) {
+      System.err.println("nodelet: " + e.getMessage());
+      System.err.println(Options.USAGE);
+      System.exit(2);
+      return;
+    }
+    if (options.help()) {
+      out.println(Options.USAGE);
+      return;
+    }
+    // SPI Fly reports every provider it registers at INFO; keep the console for what matters
+    SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
+    // Bundles find ServiceLoader providers through the context class loader: it must never be the launcher's
+    // class path, which holds fabric8 and SLF4J for the embedded API server (STACK.md, classloader trap)
+    Thread.currentThread().setContextClassLoader(ClassLoader.getPlatformClassLoader());
+    System.exit(run(options, out));
+  }
+
+  static int run(Options options, PrintStream out) {
+    EmbeddedApiServer server = null;
+    NodeletFramework framework = null;
+    CountDownLatch stopRequested = new CountDownLatch(1);
+    try {
+      Map<String, Object> kube = new LinkedHashMap<>();
+      String where;
+      if (options.kubeconfig() == null) {
+        server = EmbeddedApiServer.builder().port(options.apiPort()).build().start();
+        Path kubeconfig = server.writeKubeconfig(options.workDir().resolve("kubeconfig"));
+        DemoCluster.seed(server, options.nodeName());
+        kube.put("master.url", server.url());
+        where = server.url() + " (embedded)";
+        out.println("Embedded Kubernetes API server listening on " + server.url()
+            + " (kubeconfig: " + kubeconfig + ")");
+      } else {
+        kube.put("kubeconfig.path", options.kubeconfig().toString());
+        if (options.context() != null) {
+          kube.put("context", options.context());
+        }
+        where = "the cluster of " + options.kubeconfig();
+      }
+      kube.put("node.name", options.nodeName());
+
+      framework = new NodeletFramework(options.bundlesDir(), options.etcDir(), options.workDir().resolve("felix"),
+          options.shell());
+      // Ctrl-C and SIGTERM stop the framework; the JVM then ends normally with 0 instead of 130/143
+      NodeletFramework stopping = framework;
+      Signal.handle(new Signal("INT"), s -> stopRequested.countDown());
+      Signal.handle(new Signal("TERM"), s -> stopRequested.countDown());
+      Thread stopper = new Thread(() -> {
+        try {
+          stopRequested.await();
+          stopping.stop();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, "nodelet-stop");
+      stopper.setDaemon(true);
+      stopper.start();
+      framework.start(Map.of("dev.nodelet.kube", kube));
+      NodeletFramework.Status status = framework.awaitReady(Duration.ofSeconds(options.readyTimeoutSeconds()),
+          options.nodeName(), server != null);
+      if (stopRequested.getCount() == 0) {
+        return 0;
+      }
+      if (!status.ready()) {
+        System.err.println("nodelet: not ready after " + options.readyTimeoutSeconds() + " s: " + status.missing());
+        return 1;
+      }
+      out.println(READY + ": node " + options.nodeName() + " on " + where);
+      out.println("  bundles: " + status.activeBundles() + " active; services: " + String.join(", ",
+          status.services()));
+      if (server != null) {
+        out.println("  " + DemoCluster.summary(server, options.nodeName()));
+      }
+      out.println("  configuration: " + options.etcDir().toAbsolutePath() + "; stop with Ctrl-C");
+
+      framework.waitForStop();
+      out.println("Nodelet stopped");
+      return 0;
+    } catch (Exception e) {
+      System.err.println("nodelet: cannot start: " + e.getMessage());
+      return 1;
+    } finally {
+      if (framework != null) {
+        framework.stop();
+      }
+      if (server != null) {
+        server.close();
+      }
+      if (options.temporaryWorkDir()) {
+        NodeletFramework.deleteRecursively(options.workDir().toFile());
+      }
+    }
+  }
+
+  /** The command line; see {@link #USAGE}. */
+  record Options(Path kubeconfig, String context, String nodeName, Path etcDir, Path workDir,
+      boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
+      boolean help) {
+
+    static final String USAGE = String.join("\n",
+        "usage: java -jar nodelet-launcher.jar [options]",
+        "  --kubeconfig PATH   serve the cluster of this kubeconfig (default: $KUBECONFIG; without either, the",
+        "                      embedded Kubernetes API server with a demo node)",
+        "  --context NAME      kubeconfig context (default: the current one)",
+        "  --node NAME         this node's name (default: $NODE_NAME, else nodelet-demo on the embedded server,",
+        "                      else the host name)",
+        "  --etc DIR           configuration folder watched by FileInstall (default: etc)",
+        "  --work DIR          framework cache and generated files (default: a fresh temporary folder)",
+        "  --api-port N        port of the embedded API server (default: a free one)",
+        "  --no-shell          do not start the interactive Gogo shell",
+        "  --help              this text");
+
+    static Options parse(String[] args, Map<String, String> env) {
+      Path kubeconfig = blankToNull(env.get("KUBECONFIG")) == null ? null : Path.of(env.get("KUBECONFIG"));
+      String context = null;
+      String node = blankToNull(env.get("NODE_NAME"));
+      Path etc = Path.of("etc");
+      Path work = null;
+      int port = 0;
+      boolean shell = System.console() != null;
+      boolean help = false;
+      for (int i = 0; i < args.length; i++) {
+        String arg = args[i];
+        switch (arg) {
+          case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, arg));
+          case "--context" -> context = value(args, ++i, arg);
+          case "--node" -> node = value(args, ++i, arg);
+          case "--etc" -> etc = Path.of(value(args, ++i, arg));
+          case "--work" -> work = Path.of(value(args, ++i, arg));
+          case "--api-port" -> port = port(value(args, ++i, arg));
+          case "--no-shell" -> shell = false;
+          case "--help", "-h" -> help = true;
+          default -> throw new IllegalArgumentException("unknown option: " + arg);
+        }
+      }
+      if (kubeconfig != null && !Files.isReadable(kubeconfig)) {
+        throw new IllegalArgumentException("kubeconfig not readable: " + kubeconfig);
+      }
+      if (node == null) {
+        node = kubeconfig == null ? "nodelet-demo" : NodeletFramework.hostName();
+      }
+      boolean temporary = work == null;
+      try {
+        if (temporary) {
+          work = Files.createTempDirectory("nodelet-");
+        }
+        Files.createDirectories(etc);
+      } catch (java.io.IOException e) {
+        throw new IllegalArgumentException("cannot create " + (work == null ? "a work folder" : etc) + ": "
+            + e.getMessage());
+      }
+      return new Options(kubeconfig, context, node, etc, work, temporary, NodeletFramework.bundlesDir(), port,
+          shell, 60, help);
+    }
+
+    private static String value(String[] args, int i, String option) {
+      if (i >= args.length || args[i].startsWith("--")) {
+        throw new IllegalArgumentException(option + " needs a value");
+      }
+      return args[i];
+    }
+
+    private static int port(String value) {
+      try {
+        int p = Integer.parseInt(value);
+        if (p < 0 || p > 65535) {
+          throw new NumberFormatException();
+        }
+        return p;
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("--api-port must be a port number (0..65535), was " + value);
+      }
+    }
+
+    private static String blankToNull(String s) {
+      return s == null || s.isBlank() ? null : s;
+    }
+  }
+}

@@ -1,0 +1,277 @@
+package dev.nodelet.launcher;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Dictionary;
+import java.util.HashMap;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.felix.framework.Felix;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleException;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.launch.Framework;
+
+/**
+ * The Felix framework with the bundles of {@code bundles/}, following the launch API sequence: init, install,
+ * start, wait for stop. Nodelet's own API classes are not on the launcher's class path, so the few calls into the
+ * framework's services (Config Admin, NodeIdentity) go through the interfaces loaded from their bundles.
+ */
+final class NodeletFramework {
+
+  static final List<String> REQUIRED_SERVICES = List.of(
+      "io.fabric8.kubernetes.client.KubernetesClient", "dev.nodelet.kube.NodeIdentity");
+
+  record Status(boolean ready, String missing, long activeBundles, List<String> services) {
+  }
+
+  private final Path bundlesDir;
+  private final Framework framework;
+
+  NodeletFramework(Path bundlesDir, Path etcDir, Path storage, boolean shell) {
+    this.bundlesDir = bundlesDir;
+    Map<String, Object> config = new HashMap<>();
+    config.put(Constants.FRAMEWORK_STORAGE, storage.toAbsolutePath().toString());
+    config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
+    config.put("felix.fileinstall.dir", etcDir.toAbsolutePath().toString());
+    config.put("felix.fileinstall.poll", "1000");
+    config.put("felix.fileinstall.noInitialDelay", "true");
+    // the launcher's own settings must not be written back into the user's etc/ files
+    config.put("felix.fileinstall.enableConfigSave", "false");
+    // by default Felix lets JDK code (ServiceLoader) asking a bundle class loader fall through to the launcher's
+    // class path, where the embedded API server's SLF4J and fabric8 live: bundles must see only their wiring
+    config.put("felix.bootdelegation.implicit", "false");
+    config.put("gosh.args", shell ? "" : "--nointeractive");
+    config.put("gosh.home", storage.toAbsolutePath().toString());
+    this.framework = new Felix(config);
+  }
+
+  /** The folder of the bundles, next to the launcher jar (or to target/classes when run from an IDE). */
+  static Path bundlesDir() {
+    try {
+      Path self = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      return self.getParent().resolve("bundles");
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String hostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName().toLowerCase(Locale.ROOT);
+    } catch (IOException e) {
+      return "localhost";
+    }
+  }
+
+  /**
+   * Starts the framework and the bundles; Nodelet's own bundles start last, after {@code configuration} is in
+   * Config Admin, so their components activate once, with it.
+   */
+  void start(Map<String, Map<String, Object>> configuration) throws Exception {
+    List<Path> jars;
+    try (Stream<Path> files = Files.list(bundlesDir)) {
+      jars = files.filter(p -> p.toString().endsWith(".jar")).sorted().collect(Collectors.toList());
+    } catch (IOException e) {
+      throw new IOException("no bundles folder at " + bundlesDir + " (build with: mvn -B -DskipTests package)", e);
+    }
+    if (jars.isEmpty()) {
+      throw new IOException("no bundles in " + bundlesDir);
+    }
+    // fabric8 and SLF4J find their providers with ServiceLoader: a framework thread whose context class loader
+    // sees the launcher's class path would load them from there instead (STACK.md, classloader trap)
+    Thread current = Thread.currentThread();
+    ClassLoader previous = current.getContextClassLoader();
+    current.setContextClassLoader(ClassLoader.getPlatformClassLoader());
+    try {
+      framework.init();
+      BundleContext context = framework.getBundleContext();
+      List<Bundle> installed = new ArrayList<>();
+      for (Path jar : jars) {
+        installed.add(context.installBundle(jar.toUri().toString()));
+      }
+      framework.start();
+      installed.sort(Comparator.comparingInt(NodeletFramework::startOrder));
+      boolean configured = false;
+      for (Bundle bundle : installed) {
+        if (!configured && startOrder(bundle) == 2) {
+          for (Map.Entry<String, Map<String, Object>> pid : configuration.entrySet()) {
+            configure(pid.getKey(), pid.getValue());
+          }
+          configured = true;
+        }
+        if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+          bundle.start();
+        }
+      }
+    } finally {
+      current.setContextClassLoader(previous);
+    }
+  }
+
+  // SPI Fly weaves ServiceLoader calls as classes load, so it starts first; Nodelet's bundles start last
+  private static int startOrder(Bundle bundle) {
+    String name = bundle.getSymbolicName();
+    if (name.startsWith("org.apache.aries.spifly")) {
+      return 0;
+    }
+    return name.startsWith("nodelet-") ? 2 : 1;
+  }
+
+  /** Sets the configuration of a PID through Config Admin. */
+  void configure(String pid, Map<String, Object> properties) throws Exception {
+    BundleContext context = framework.getBundleContext();
+    ServiceReference<?> ref = await(() -> Optional.ofNullable(
+        reference(context, "org.osgi.service.cm.ConfigurationAdmin")), Duration.ofSeconds(30))
+        .orElseThrow(() -> new IllegalStateException("Config Admin did not start"));
+    Object admin = context.getService(ref);
+    try {
+      Class<?> adminType = ref.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin");
+      Class<?> configurationType = ref.getBundle().loadClass("org.osgi.service.cm.Configuration");
+      Object configuration = adminType.getMethod("getConfiguration", String.class, String.class)
+          .invoke(admin, pid, "?");
+      Dictionary<String, Object> dictionary = new Hashtable<>(properties);
+      configurationType.getMethod("update", Dictionary.class).invoke(configuration, dictionary);
+    } finally {
+      context.ungetService(ref);
+    }
+  }
+
+  /**
+   * Waits until every bundle is active, the required services are registered and NodeIdentity serves this node
+   * (with its UID, which proves the client reached the API server, when {@code nodeMustExist}).
+   */
+  Status awaitReady(Duration timeout, String nodeName, boolean nodeMustExist) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Status status;
+    do {
+      status = status(nodeName, nodeMustExist);
+      if (status.ready() || (framework.getState() & Bundle.ACTIVE) == 0) {
+        return status;
+      }
+      sleep(100);
+    } while (System.nanoTime() < deadline);
+    return status;
+  }
+
+  private Status status(String nodeName, boolean nodeMustExist) {
+    BundleContext context = framework.getBundleContext();
+    List<String> missing = new ArrayList<>();
+    long active = 0;
+    for (Bundle bundle : context.getBundles()) {
+      boolean fragment = bundle.getHeaders().get(Constants.FRAGMENT_HOST) != null;
+      if (bundle.getState() == Bundle.ACTIVE) {
+        active++;
+      } else if (!fragment) {
+        missing.add("bundle " + bundle.getSymbolicName() + " not active");
+      }
+    }
+    List<String> services = new ArrayList<>();
+    for (String service : REQUIRED_SERVICES) {
+      if (reference(context, service) == null) {
+        missing.add("no " + service + " service");
+      } else {
+        services.add(service.substring(service.lastIndexOf('.') + 1));
+      }
+    }
+    Optional<?> uid = call("dev.nodelet.kube.NodeIdentity", "nodeName").filter(nodeName::equals)
+        .flatMap(name -> call("dev.nodelet.kube.NodeIdentity", "nodeUid")).flatMap(o -> (Optional<?>) o);
+    if (uid.isPresent()) {
+      services.add("node UID " + uid.get());
+    } else if (nodeMustExist) {
+      missing.add("node " + nodeName + " not found through the API server yet");
+    }
+    return new Status(missing.isEmpty(), String.join("; ", missing), active, services);
+  }
+
+  /** Calls a no-argument method of a service through its interface, as loaded by the registering bundle. */
+  private Optional<Object> call(String service, String method) {
+    BundleContext context = framework.getBundleContext();
+    ServiceReference<?> ref = reference(context, service);
+    if (ref == null) {
+      return Optional.empty();
+    }
+    Object instance = context.getService(ref);
+    try {
+      return Optional.ofNullable(ref.getBundle().loadClass(service).getMethod(method).invoke(instance));
+    } catch (ReflectiveOperationException e) {
+      return Optional.empty();
+    } finally {
+      context.ungetService(ref);
+    }
+  }
+
+  /**
+   * A service by interface name, whatever class space it lives in: the launcher's own class path holds fabric8 for
+   * the embedded API server, so the framework would hide the bundles' KubernetesClient from a plain lookup.
+   */
+  private static ServiceReference<?> reference(BundleContext context, String name) {
+    try {
+      ServiceReference<?>[] refs = context.getAllServiceReferences(name, null);
+      return refs == null ? null : refs[0];
+    } catch (org.osgi.framework.InvalidSyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  void waitForStop() throws InterruptedException {
+    framework.waitForStop(0);
+  }
+
+  /** Stops the framework and waits for it; safe to call more than once. */
+  void stop() {
+    try {
+      if ((framework.getState() & (Bundle.STARTING | Bundle.ACTIVE)) != 0) {
+        framework.stop();
+      }
+      framework.waitForStop(30_000);
+    } catch (BundleException e) {
+      System.err.println("nodelet: error while stopping: " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static <T> Optional<T> await(java.util.function.Supplier<Optional<T>> check, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Optional<T> value = check.get();
+    while (value.isEmpty() && System.nanoTime() < deadline) {
+      sleep(50);
+      value = check.get();
+    }
+    return value;
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  static void deleteRecursively(File dir) {
+    File[] children = dir.listFiles();
+    if (children != null) {
+      for (File child : children) {
+        deleteRecursively(child);
+      }
+    }
+    dir.delete();
+  }
+}
