@@ -172,6 +172,42 @@ class ApiServerFaultTest {
   }
 
   @Test
+  void aDeleteWithAWrongUidPreconditionConflicts() throws Exception {
+    start(b -> b);
+    ConfigMap a = configMap(cluster.client, "a", "1");
+    HttpClient http = HttpClient.newHttpClient();
+    URI uri = URI.create(cluster.server.url() + "/api/v1/namespaces/test/configmaps/a");
+    HttpResponse<String> wrong = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+        .method("DELETE", HttpRequest.BodyPublishers.ofString(
+            "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":\"not-the-uid\"}}"))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(wrong.statusCode()).isEqualTo(409);
+    assertThat(wrong.body()).contains("Precondition failed: UID in precondition: not-the-uid");
+    assertThat(cluster.client.configMaps().inNamespace("test").withName("a").get()).isNotNull();
+
+    HttpResponse<String> right = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+        .method("DELETE", HttpRequest.BodyPublishers.ofString("{\"preconditions\":{\"uid\":\""
+            + a.getMetadata().getUid() + "\"}}"))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(right.statusCode()).isEqualTo(200);
+    assertThat(cluster.client.configMaps().inNamespace("test").withName("a").get()).isNull();
+  }
+
+  @Test
+  void aWatchEndsAtItsTimeout() throws Exception {
+    start(b -> b);
+    HttpResponse<InputStream> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+        cluster.server.url() + "/api/v1/namespaces/test/configmaps?watch=true&timeoutSeconds=1")).build(),
+        HttpResponse.BodyHandlers.ofInputStream());
+    long started = System.nanoTime();
+    try (InputStream body = response.body()) {
+      assertThat(body.readAllBytes()).isEmpty(); // returns when the server ends the stream
+    }
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isBetween(500L, 5000L);
+    assertThat(cluster.server.openWatches("configmaps")).isZero();
+  }
+
+  @Test
   void stopAndStartKeepTheStateAndThePort() {
     start(b -> b);
     ConfigMap a = configMap(cluster.client, "a", "1");
