@@ -1,0 +1,188 @@
+package dev.nodelet.dra.internal;
+
+import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SnapshotListener;
+import dev.nodelet.dra.Subscription;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows the snapshot stream of one registration of a driver (the kubelet's {@code monitorPlugin}): retryable
+ * errors subscribe again after the {@link Backoff}; a non-retryable error or a clean end stops monitoring until the
+ * driver is registered again. Callbacks of an earlier attempt, or after {@link #cancel()}, are ignored.
+ */
+final class DriverMonitor {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DriverMonitor.class);
+
+  /** Where a monitor reports; called without the monitor's lock held. */
+  interface Sink {
+    void snapshot(DriverMonitor monitor, List<Pool> pools);
+
+    void ended(DriverMonitor monitor);
+  }
+
+  private final DraDriver driver;
+  private final String driverName;
+  private final Scheduler scheduler;
+  private final Backoff backoff;
+  private final Sink sink;
+  private final Object lock = new Object();
+  private int attempt; // guarded by lock: the attempt whose listener is current
+  private boolean stopped; // guarded by lock
+  private Subscription subscription; // guarded by lock
+  private Scheduler.Task retry; // guarded by lock
+
+  DriverMonitor(DraDriver driver, String driverName, Scheduler scheduler, Backoff backoff, Sink sink) {
+    this.driver = driver;
+    this.driverName = driverName;
+    this.scheduler = scheduler;
+    this.backoff = backoff;
+    this.sink = sink;
+  }
+
+  DraDriver driver() {
+    return driver;
+  }
+
+  String driverName() {
+    return driverName;
+  }
+
+  /** Subscribes (on the calling thread, since subscribe must not block). */
+  void start() {
+    LOG.info("Starting to monitor the resources of DRA driver {}", driverName);
+    subscribe();
+  }
+
+  /** Ends the stream and any pending retry; the monitor reports nothing after this. */
+  void cancel() {
+    Subscription open;
+    synchronized (lock) {
+      if (stopped) {
+        return;
+      }
+      stopped = true;
+      open = subscription;
+      subscription = null;
+      if (retry != null) {
+        retry.cancel();
+      }
+    }
+    closeQuietly(open);
+    LOG.info("Stopped monitoring the resources of DRA driver {}", driverName);
+  }
+
+  private void subscribe() {
+    Listener listener;
+    synchronized (lock) {
+      if (stopped) {
+        return;
+      }
+      listener = new Listener(++attempt);
+    }
+    Subscription opened;
+    try {
+      opened = driver.subscribe(listener);
+    } catch (RuntimeException e) {
+      listener.onError(e, true);
+      return;
+    }
+    synchronized (lock) {
+      // the stream may already have ended inside subscribe, or the monitor been cancelled meanwhile
+      if (listener.isCurrent()) {
+        subscription = opened;
+        return;
+      }
+    }
+    closeQuietly(opened);
+  }
+
+  private void closeQuietly(Subscription s) {
+    if (s == null) {
+      return;
+    }
+    try {
+      s.close();
+    } catch (RuntimeException e) {
+      LOG.warn("Closing the snapshot stream of DRA driver {} failed", driverName, e);
+    }
+  }
+
+  /** The listener of one attempt. */
+  private final class Listener implements SnapshotListener {
+    private final int myAttempt;
+    private boolean ended; // guarded by lock
+
+    Listener(int myAttempt) {
+      this.myAttempt = myAttempt;
+    }
+
+    boolean isCurrent() {
+      return !stopped && !ended && attempt == myAttempt;
+    }
+
+    @Override
+    public void onSnapshot(List<Pool> pools) {
+      synchronized (lock) {
+        if (!isCurrent()) {
+          return;
+        }
+      }
+      LOG.debug("DRA driver {} reported {} pools", driverName, pools == null ? 0 : pools.size());
+      sink.snapshot(DriverMonitor.this, pools);
+    }
+
+    @Override
+    public void onError(Throwable cause, boolean retryable) {
+      Subscription open;
+      Duration delay;
+      synchronized (lock) {
+        if (!isCurrent()) {
+          return;
+        }
+        ended = true;
+        open = subscription;
+        subscription = null;
+        if (retryable) {
+          delay = backoff.get();
+          backoff.next(scheduler.nanoTime());
+          retry = scheduler.schedule(DriverMonitor.this::subscribe, delay);
+        } else {
+          stopped = true;
+          delay = null;
+        }
+      }
+      closeQuietly(open);
+      if (delay != null) {
+        LOG.error("The snapshot stream of DRA driver {} failed, subscribing again in {} ms", driverName,
+            delay.toMillis(), cause);
+      } else {
+        LOG.info("DRA driver {} does not report resources ({}); monitoring stops until it registers again",
+            driverName, String.valueOf(cause));
+        sink.ended(DriverMonitor.this);
+      }
+    }
+
+    @Override
+    public void onCompleted() {
+      Subscription open;
+      synchronized (lock) {
+        if (!isCurrent()) {
+          return;
+        }
+        ended = true;
+        stopped = true;
+        open = subscription;
+        subscription = null;
+      }
+      closeQuietly(open);
+      LOG.info("DRA driver {} closed its snapshot stream; monitoring stops until it registers again", driverName);
+      sink.ended(DriverMonitor.this);
+    }
+  }
+}

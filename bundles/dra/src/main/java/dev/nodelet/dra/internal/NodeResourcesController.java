@@ -1,0 +1,450 @@
+package dev.nodelet.dra.internal;
+
+import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.Pool;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes the resources of the registered {@link DraDriver}s as {@code resource.k8s.io/v1} ResourceSlices of one
+ * node: the kubelet's node resources controller ({@code noderesources.go}), on the v1 pool model, with validation
+ * of driver data and a grace period before the slices of a departed driver are deleted.
+ *
+ * <p>Threads: one worker syncs one driver at a time from a {@link WorkQueue}; the {@link Scheduler} runs timers
+ * and monitor retries; the informer delivers on fabric8's threads. {@link #close()} ends all of them and leaves the
+ * published slices in place (the start-up grace period of the next start covers them).
+ */
+public final class NodeResourcesController implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeResourcesController.class);
+  private static final String DRIVER_INDEX = "driver";
+
+  private final KubernetesClient client;
+  private final KubernetesSerialization serialization;
+  private final String nodeName;
+  private final Supplier<Optional<String>> nodeUid;
+  private final Scheduler scheduler;
+  private final ExecutorScheduler ownScheduler;
+  private final ControllerOptions options;
+  private final DoubleSupplier random;
+  private final WorkQueue<String> queue;
+  private final OwnWrites ownWrites = new OwnWrites();
+  private final DriverMonitor.Sink sink = new MonitorSink();
+
+  private final Object lock = new Object();
+  private final Map<String, List<DraDriver>> registered = new HashMap<>(); // guarded by lock; newest last
+  private final Map<String, Active> active = new HashMap<>(); // guarded by lock
+  private final Map<String, Leaving> leaving = new HashMap<>(); // guarded by lock
+  private final Map<String, String> errors = new HashMap<>(); // guarded by lock
+  private boolean closed; // guarded by lock
+  private long startupDeadline; // guarded by lock
+  private Scheduler.Task startupTimer; // guarded by lock
+  private volatile SharedIndexInformer<ResourceSlice> informer; // set once by start, before any reader runs
+  private Thread worker; // guarded by lock
+
+  /** The monitored registration of a driver and its last valid snapshot ({@code null} until the first one). */
+  private static final class Active {
+    final DriverMonitor monitor;
+    List<Pool> pools;
+
+    Active(DriverMonitor monitor) {
+      this.monitor = monitor;
+    }
+  }
+
+  /** A driver that went away: its slices stay until the deadline, when the timer enqueues it. */
+  private record Leaving(long deadline, Scheduler.Task timer) {
+  }
+
+  private NodeResourcesController(Builder builder) {
+    this.client = builder.client;
+    this.serialization = client.getKubernetesSerialization();
+    this.nodeName = builder.nodeName;
+    this.nodeUid = builder.nodeUid;
+    this.options = builder.options;
+    this.random = builder.random;
+    this.ownScheduler = builder.scheduler == null ? new ExecutorScheduler("nodelet-dra-timer") : null;
+    this.scheduler = builder.scheduler == null ? ownScheduler : builder.scheduler;
+    this.queue = new WorkQueue<>(new RateLimiter<>(options.rateLimitBaseDelay(), options.rateLimitMaxDelay(),
+        options.rateLimitQps(), options.rateLimitBurst(), scheduler::nanoTime), scheduler);
+  }
+
+  public static Builder builder(KubernetesClient client, String nodeName) {
+    return new Builder(client, nodeName);
+  }
+
+  /**
+   * Starts the informer on this node's slices and the worker; returns at once. Nothing is written before the
+   * informer has synced, and slices of drivers that are not registered stay for the grace period.
+   */
+  public void start() {
+    synchronized (lock) {
+      if (closed || informer != null) {
+        throw new IllegalStateException("the controller was started or closed already");
+      }
+      informer = client.resources(ResourceSlice.class).withField("spec.nodeName", nodeName)
+          .runnableInformer(options.resyncPeriod().toMillis());
+      informer.addIndexers(Map.of(DRIVER_INDEX, s -> List.of(driverOf(s))));
+      informer.addEventHandler(new SliceHandler());
+      // keep listing until the API server answers: a node agent cannot give up
+      informer.exceptionHandler((started, t) -> {
+        LOG.warn("The ResourceSlice informer of node {} failed, retrying: {}", nodeName, t.toString());
+        return true;
+      });
+      startupDeadline = scheduler.nanoTime() + options.gracePeriod().toNanos();
+      startupTimer = scheduler.schedule(this::enqueueStoredDrivers, options.gracePeriod());
+      CompletableFuture<Void> synced = informer.start().toCompletableFuture();
+      worker = new Thread(() -> work(synced), "nodelet-dra-worker");
+      worker.setDaemon(true);
+      worker.start();
+    }
+    LOG.info("DRA node controller started for node {} ({})", nodeName, options);
+  }
+
+  /** A driver service appeared: it replaces an earlier registration of the same name and is monitored. */
+  public void addDriver(DraDriver driver) {
+    String name;
+    try {
+      name = driver.driverName();
+      DriverDataValidator.validateDriverName(name);
+    } catch (InvalidDriverDataException e) {
+      LOG.error("DRA driver service {} rejected: {}", driver, e.getMessage());
+      return;
+    }
+    DriverMonitor replaced;
+    DriverMonitor started;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      registered.computeIfAbsent(name, k -> new ArrayList<>()).add(driver);
+      Active previous = active.get(name);
+      replaced = previous == null ? null : previous.monitor;
+      started = activate(name, driver);
+    }
+    if (replaced != null) {
+      replaced.cancel();
+    }
+    started.start();
+    queue.add(name);
+  }
+
+  /**
+   * A driver service went away: its monitor stops; another registration of the name takes over, else its slices
+   * are deleted after the grace period unless the driver returns first.
+   */
+  public void removeDriver(DraDriver driver) {
+    String name = driver.driverName();
+    DriverMonitor stopped;
+    DriverMonitor started = null;
+    synchronized (lock) {
+      List<DraDriver> registrations = registered.get(name);
+      Active current = active.get(name);
+      if (registrations == null || !registrations.removeIf(d -> d == driver)
+          || current == null || current.monitor.driver() != driver) {
+        return; // not registered, or not the monitored registration
+      }
+      active.remove(name);
+      stopped = current.monitor;
+      if (registrations.isEmpty()) {
+        registered.remove(name);
+        Duration grace = options.gracePeriod();
+        leaving.put(name, new Leaving(scheduler.nanoTime() + grace.toNanos(),
+            scheduler.schedule(() -> queue.add(name), grace)));
+        LOG.info("DRA driver {} went away; its slices are deleted in {} s unless it returns", name,
+            grace.toSeconds());
+      } else {
+        started = activate(name, registrations.get(registrations.size() - 1));
+      }
+    }
+    stopped.cancel();
+    if (started != null) {
+      started.start();
+    }
+    queue.add(name);
+  }
+
+  /** The last error in the data of a driver (invalid snapshot), cleared by its next valid snapshot. */
+  public Optional<String> driverError(String driverName) {
+    synchronized (lock) {
+      return Optional.ofNullable(errors.get(driverName));
+    }
+  }
+
+  /** Stops monitors, timers, the worker and the informer; published slices stay. Idempotent. */
+  @Override
+  public void close() {
+    List<DriverMonitor> monitors = new ArrayList<>();
+    Thread stoppedWorker;
+    SharedIndexInformer<ResourceSlice> stoppedInformer;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      active.values().forEach(a -> monitors.add(a.monitor));
+      active.clear();
+      registered.clear();
+      leaving.values().forEach(l -> l.timer().cancel());
+      leaving.clear();
+      if (startupTimer != null) {
+        startupTimer.cancel();
+      }
+      stoppedWorker = worker;
+      stoppedInformer = informer;
+    }
+    monitors.forEach(DriverMonitor::cancel);
+    queue.shutDown();
+    if (stoppedWorker != null) {
+      stoppedWorker.interrupt();
+      try {
+        stoppedWorker.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (stoppedInformer != null) {
+      stoppedInformer.stop();
+    }
+    if (ownScheduler != null) {
+      ownScheduler.close();
+    }
+    LOG.info("DRA node controller for node {} stopped", nodeName);
+  }
+
+  private DriverMonitor activate(String name, DraDriver driver) {
+    Leaving returned = leaving.remove(name);
+    if (returned != null) {
+      returned.timer().cancel();
+      LOG.info("DRA driver {} returned within the grace period; its slices stay", name);
+    }
+    Backoff backoff = new Backoff(options.monitorBackoffInitial(), options.monitorBackoffMax(),
+        options.monitorBackoffJitter(), random);
+    DriverMonitor monitor = new DriverMonitor(driver, name, scheduler, backoff, sink);
+    active.put(name, new Active(monitor));
+    return monitor;
+  }
+
+  private void enqueueStoredDrivers() {
+    informer.getIndexer().list().stream().map(NodeResourcesController::driverOf).distinct().forEach(queue::add);
+  }
+
+  private void work(CompletableFuture<Void> synced) {
+    try {
+      synced.get();
+      LOG.info("The ResourceSlice informer of node {} has synced", nodeName);
+      for (String name = queue.take(); name != null; name = queue.take()) {
+        process(name);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // closing
+    } catch (ExecutionException e) {
+      LOG.error("The ResourceSlice informer of node {} did not start; nothing is published", nodeName, e);
+    }
+  }
+
+  private void process(String name) {
+    try {
+      sync(name);
+      queue.forget(name);
+    } catch (RuntimeException e) {
+      // API errors and bugs alike (the kubelet recovers panics here): retry with rate limiting
+      LOG.error("Syncing the ResourceSlices of DRA driver {} failed, retrying", name, e);
+      queue.addRateLimited(name);
+    } finally {
+      queue.done(name);
+    }
+  }
+
+  private void sync(String name) {
+    List<Pool> pools;
+    synchronized (lock) {
+      Active current = active.get(name);
+      if (current != null) {
+        if (current.pools == null) {
+          return; // no snapshot yet: what is published stays
+        }
+        pools = current.pools;
+      } else {
+        Leaving left = leaving.get(name);
+        long deadline = left == null ? startupDeadline : Math.max(startupDeadline, left.deadline());
+        if (scheduler.nanoTime() - deadline < 0) {
+          return; // within the grace period; a timer enqueues the driver at its end
+        }
+        leaving.remove(name);
+        pools = List.of();
+      }
+    }
+    List<ResourceSlice> stored = ownWrites.overlay(name, informer.getIndexer().byIndex(DRIVER_INDEX, name));
+    SlicePlan plan = SlicePlan.of(name, nodeName, pools, stored, options.maxDevicesPerSlice(), serialization);
+    if (plan.isEmpty()) {
+      LOG.debug("The ResourceSlices of DRA driver {} are in step", name);
+      return;
+    }
+    var slices = client.resources(ResourceSlice.class);
+    for (ResourceSlice update : plan.updates()) {
+      ownWrites.written(slices.resource(update).update());
+      LOG.debug("Updated ResourceSlice {} of DRA driver {}", update.getMetadata().getName(), name);
+    }
+    for (ResourceSliceSpec spec : plan.creates()) {
+      ResourceSlice created = slices.resource(newSlice(name, spec)).create();
+      ownWrites.written(created);
+      LOG.debug("Created ResourceSlice {} of DRA driver {}", created.getMetadata().getName(), name);
+    }
+    for (ResourceSlice obsolete : plan.deletes()) {
+      slices.withName(obsolete.getMetadata().getName()).delete();
+      ownWrites.deleted(obsolete);
+      LOG.debug("Deleted ResourceSlice {} of DRA driver {}", obsolete.getMetadata().getName(), name);
+    }
+    LOG.info("Published DRA driver {}: {} slices updated, {} created, {} deleted", name, plan.updates().size(),
+        plan.creates().size(), plan.deletes().size());
+  }
+
+  private ResourceSlice newSlice(String driver, ResourceSliceSpec spec) {
+    String uid = nodeUid.get().orElseThrow(() -> new IllegalStateException(
+        "the UID of Node " + nodeName + " is not known yet, so a ResourceSlice cannot be owned by it"));
+    return new ResourceSliceBuilder()
+        .withNewMetadata()
+        .withGenerateName(nodeName + "-" + driver + "-")
+        .addNewOwnerReference()
+        .withApiVersion("v1").withKind("Node").withName(nodeName).withUid(uid).withController(true)
+        .endOwnerReference()
+        .endMetadata()
+        .withSpec(spec)
+        .build();
+  }
+
+  private static String driverOf(ResourceSlice slice) {
+    return slice.getSpec() == null ? "" : Objects.requireNonNullElse(slice.getSpec().getDriver(), "");
+  }
+
+  /** Validates snapshots and hands them to the worker. */
+  private final class MonitorSink implements DriverMonitor.Sink {
+
+    @Override
+    public void snapshot(DriverMonitor monitor, List<Pool> pools) {
+      String name = monitor.driverName();
+      List<Pool> copy;
+      String error = null;
+      try {
+        DriverDataValidator.validate(name, pools);
+        // a private, normalised copy: the driver keeps its objects, and equal content compares equal
+        copy = pools.stream().map(p -> new Pool(p.name(), p.devices().stream().map(serialization::clone).toList()))
+            .toList();
+      } catch (InvalidDriverDataException e) {
+        copy = null;
+        error = e.getMessage();
+      }
+      synchronized (lock) {
+        Active current = active.get(name);
+        if (current == null || current.monitor != monitor) {
+          return;
+        }
+        if (error != null) {
+          errors.put(name, error);
+        } else {
+          errors.remove(name);
+          current.pools = copy;
+        }
+      }
+      if (error != null) {
+        LOG.error("Snapshot rejected, the published slices stay as they are: {}", error);
+      } else {
+        queue.add(name);
+      }
+    }
+
+    @Override
+    public void ended(DriverMonitor monitor) {
+      synchronized (lock) {
+        Active current = active.get(monitor.driverName());
+        if (current == null || current.monitor != monitor || current.pools != null) {
+          return; // the last snapshot stays in force
+        }
+        current.pools = List.of(); // a driver that never reported has no resources
+      }
+      queue.add(monitor.driverName());
+    }
+  }
+
+  /** Every event enqueues the slice's driver, as in the kubelet. */
+  private final class SliceHandler implements ResourceEventHandler<ResourceSlice> {
+
+    @Override
+    public void onAdd(ResourceSlice slice) {
+      queue.add(driverOf(slice));
+    }
+
+    @Override
+    public void onUpdate(ResourceSlice oldSlice, ResourceSlice newSlice) {
+      queue.add(driverOf(newSlice));
+    }
+
+    @Override
+    public void onDelete(ResourceSlice slice, boolean deletedFinalStateUnknown) {
+      ownWrites.forget(slice.getMetadata().getName());
+      queue.add(driverOf(slice));
+    }
+  }
+
+  /** Configures a {@link NodeResourcesController}. */
+  public static final class Builder {
+    private final KubernetesClient client;
+    private final String nodeName;
+    private Supplier<Optional<String>> nodeUid = Optional::empty;
+    private Scheduler scheduler;
+    private ControllerOptions options = ControllerOptions.DEFAULTS;
+    private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+
+    private Builder(KubernetesClient client, String nodeName) {
+      this.client = Objects.requireNonNull(client, "client");
+      this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
+    }
+
+    /** The UID of this node's Node object, for the owner reference of new slices; asked at every create. */
+    public Builder nodeUid(Supplier<Optional<String>> nodeUid) {
+      this.nodeUid = Objects.requireNonNull(nodeUid, "nodeUid");
+      return this;
+    }
+
+    /** Time and timers; by default a thread of the controller's own, released by {@link #close()}. */
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    public Builder options(ControllerOptions options) {
+      this.options = Objects.requireNonNull(options, "options");
+      return this;
+    }
+
+    /** The random source of the monitor backoff's jitter, values in [0, 1). */
+    public Builder random(DoubleSupplier random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    public NodeResourcesController build() {
+      return new NodeResourcesController(this);
+    }
+  }
+}

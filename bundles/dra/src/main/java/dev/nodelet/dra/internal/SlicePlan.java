@@ -1,0 +1,117 @@
+package dev.nodelet.dra.internal;
+
+import dev.nodelet.dra.Pool;
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpecBuilder;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+/**
+ * The writes that turn the stored slices of one driver into the desired ones, computed without I/O.
+ *
+ * <p>Desired slices: each pool, devices sorted by name, cut into slices of at most {@code maxDevices} (64 when a
+ * device has taints); an empty pool is one slice without devices. A pool keeps the generation of its newest stored
+ * slices when those are exactly the desired ones; otherwise every slice of the pool is written with the next
+ * generation, so consumers see a pool change as one step. Then the kubelet's matching: a stored slice equal to a
+ * desired one is kept, an obsolete one is updated to hold a desired slice, what is still missing is created, and
+ * the obsolete slices left over are deleted.
+ *
+ * @param updates stored slices with their new spec (metadata and resourceVersion as stored)
+ * @param creates specs of the slices to create
+ * @param deletes stored slices to delete
+ */
+record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, List<ResourceSlice> deletes) {
+
+  static final int MAX_DEVICES_PER_SLICE = 128;
+  static final int MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64;
+
+  boolean isEmpty() {
+    return updates.isEmpty() && creates.isEmpty() && deletes.isEmpty();
+  }
+
+  /**
+   * @param serialization normalises the desired specs into the shape the API returns, so equal content compares
+   *     equal
+   */
+  static SlicePlan of(String driver, String nodeName, List<Pool> pools, List<ResourceSlice> stored, int maxDevices,
+      KubernetesSerialization serialization) {
+    Map<String, List<ResourceSlice>> storedByPool = stored.stream()
+        .collect(Collectors.groupingBy(s -> poolName(s.getSpec())));
+    List<ResourceSliceSpec> desired = new ArrayList<>();
+    pools.stream().sorted(Comparator.comparing(Pool::name)).forEach(pool -> {
+      List<List<Device>> chunks = chunks(pool.devices(), maxDevices);
+      List<ResourceSlice> existing = storedByPool.getOrDefault(pool.name(), List.of());
+      long newest = existing.stream().mapToLong(s -> generation(s.getSpec())).max().orElse(0);
+      List<ResourceSliceSpec> kept = specs(driver, nodeName, pool.name(), newest, chunks, serialization::clone);
+      List<ResourceSliceSpec> newestStored = existing.stream().map(ResourceSlice::getSpec)
+          .filter(spec -> generation(spec) == newest).toList();
+      desired.addAll(sameElements(kept, newestStored) ? kept
+          : specs(driver, nodeName, pool.name(), newest + 1, chunks, serialization::clone));
+    });
+
+    List<ResourceSliceSpec> missing = new ArrayList<>(desired);
+    LinkedList<ResourceSlice> obsolete = new LinkedList<>();
+    for (ResourceSlice slice : stored) {
+      if (!missing.remove(slice.getSpec())) {
+        obsolete.add(slice);
+      }
+    }
+    List<ResourceSlice> updates = new ArrayList<>();
+    List<ResourceSliceSpec> creates = new ArrayList<>();
+    for (ResourceSliceSpec spec : missing) {
+      if (obsolete.isEmpty()) {
+        creates.add(spec);
+      } else {
+        updates.add(new ResourceSliceBuilder(obsolete.removeLast()).withSpec(spec).build());
+      }
+    }
+    return new SlicePlan(updates, creates, List.copyOf(obsolete));
+  }
+
+  private static List<List<Device>> chunks(List<Device> devices, int maxDevices) {
+    boolean tainted = devices.stream().anyMatch(d -> d.getTaints() != null && !d.getTaints().isEmpty());
+    int size = tainted ? Math.min(maxDevices, MAX_DEVICES_PER_SLICE_WITH_TAINTS) : maxDevices;
+    List<Device> sorted = devices.stream().sorted(Comparator.comparing(Device::getName)).toList();
+    List<List<Device>> chunks = new ArrayList<>();
+    for (int i = 0; i < sorted.size(); i += size) {
+      chunks.add(sorted.subList(i, Math.min(sorted.size(), i + size)));
+    }
+    return chunks.isEmpty() ? List.of(List.of()) : chunks;
+  }
+
+  private static List<ResourceSliceSpec> specs(String driver, String nodeName, String pool, long generation,
+      List<List<Device>> chunks, UnaryOperator<ResourceSliceSpec> normalise) {
+    return chunks.stream().map(devices -> normalise.apply(new ResourceSliceSpecBuilder()
+        .withDriver(driver)
+        .withNodeName(nodeName)
+        .withNewPool().withName(pool).withGeneration(generation).withResourceSliceCount((long) chunks.size())
+        .endPool()
+        .withDevices(devices)
+        .build())).toList();
+  }
+
+  /** Equal as multisets. */
+  private static boolean sameElements(List<ResourceSliceSpec> a, List<ResourceSliceSpec> b) {
+    List<ResourceSliceSpec> rest = new ArrayList<>(b);
+    return a.size() == b.size() && a.stream().allMatch(rest::remove);
+  }
+
+  private static String poolName(ResourceSliceSpec spec) {
+    return spec == null || spec.getPool() == null ? "" : Objects.requireNonNullElse(spec.getPool().getName(), "");
+  }
+
+  private static long generation(ResourceSliceSpec spec) {
+    return spec == null || spec.getPool() == null || spec.getPool().getGeneration() == null ? 0
+        : spec.getPool().getGeneration();
+  }
+}

@@ -1,0 +1,518 @@
+package dev.nodelet.dra.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.dra.Pool;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.RecordedWrite;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The controller against the embedded API server; its write record shows exactly what the controller wrote. */
+class NodeResourcesControllerTest {
+
+  private static final String NODE = "node-a";
+  private static final String GPU = "gpu.example.com";
+  private static final String BARRIER = "barrier.example.com";
+  private static final Duration GRACE = ControllerOptions.DEFAULTS.gracePeriod();
+
+  private EmbeddedApiServer server;
+  private KubernetesClient admin;
+  private KubernetesClient client;
+  private String nodeUid;
+  private final ManualScheduler time = new ManualScheduler();
+  private final List<NodeResourcesController> controllers = new ArrayList<>();
+  private TestDriver barrier;
+  private int barrierRound;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    admin = server.newClient();
+    // the informer retries a failed list after 200 ms, 400 ms, ... (see nothingIsWrittenBeforeTheInformerHasSynced)
+    client = new KubernetesClientBuilder()
+        .withConfig(new ConfigBuilder(server.clientConfig()).withWatchReconnectInterval(200).build()).build();
+    nodeUid = admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
+        .create().getMetadata().getUid();
+  }
+
+  @AfterEach
+  void stop() {
+    controllers.forEach(NodeResourcesController::close);
+    client.close();
+    admin.close();
+    server.close();
+  }
+
+  private NodeResourcesController controller(Supplier<Optional<String>> uid, ControllerOptions options) {
+    NodeResourcesController controller = NodeResourcesController.builder(client, NODE)
+        .nodeUid(uid).scheduler(time).options(options).random(() -> 0.0).build();
+    controllers.add(controller);
+    return controller;
+  }
+
+  /** A started controller with the barrier driver registered and published. */
+  private NodeResourcesController started() {
+    NodeResourcesController controller = controller(() -> Optional.of(nodeUid), ControllerOptions.DEFAULTS);
+    controller.start();
+    barrier = new TestDriver(BARRIER);
+    controller.addDriver(barrier);
+    barrier();
+    return controller;
+  }
+
+  /**
+   * Returns once the worker has handled everything queued before: the barrier driver's change is synced after
+   * them (one worker, first in first out). Twice, so that an item re-queued while it was being processed is
+   * covered too.
+   */
+  private void barrier() {
+    for (int i = 0; i < 2; i++) {
+      long before = writesOf(BARRIER).size();
+      barrier.publish(List.of(new Pool("barrier", List.of(device("b-" + ++barrierRound)))));
+      await().until(() -> writesOf(BARRIER).size() > before);
+    }
+  }
+
+  private List<RecordedWrite> writesOf(String driver) {
+    return server.writes().stream().filter(w -> w.name() != null && w.name().startsWith(NODE + "-" + driver + "-"))
+        .toList();
+  }
+
+  private List<ResourceSlice> slicesOf(String driver) {
+    return admin.resources(ResourceSlice.class).list().getItems().stream()
+        .filter(s -> driver.equals(s.getSpec().getDriver()))
+        .sorted(Comparator.comparing(s -> s.getSpec().getDevices().isEmpty() ? ""
+            : s.getSpec().getDevices().get(0).getName()))
+        .toList();
+  }
+
+  private static Device device(String name) {
+    return new DeviceBuilder().withName(name)
+        .addToAttributes("model", new DeviceAttribute(null, null, "a100", null))
+        .build();
+  }
+
+  private static Pool pool(String name, int devices) {
+    return new Pool(name, IntStream.range(0, devices).mapToObj(i -> device(String.format("dev-%03d", i))).toList());
+  }
+
+  private static List<Verb> verbs(List<RecordedWrite> writes) {
+    return writes.stream().map(RecordedWrite::verb).toList();
+  }
+
+  @Test
+  void createsOneSlicePerPoolOwnedByTheNode() {
+    started();
+    TestDriver gpu = new TestDriver(GPU);
+    controllersFirst().addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 2)));
+
+    await().until(() -> slicesOf(GPU).size() == 1);
+    ResourceSlice slice = slicesOf(GPU).get(0);
+    assertThat(slice.getApiVersion()).isEqualTo("resource.k8s.io/v1");
+    assertThat(slice.getMetadata().getName()).startsWith(NODE + "-" + GPU + "-");
+    assertThat(slice.getMetadata().getGenerateName()).isEqualTo(NODE + "-" + GPU + "-");
+    assertThat(slice.getSpec().getNodeName()).isEqualTo(NODE);
+    assertThat(slice.getSpec().getDriver()).isEqualTo(GPU);
+    assertThat(slice.getSpec().getPool().getName()).isEqualTo("pool-a");
+    assertThat(slice.getSpec().getPool().getGeneration()).isEqualTo(1L);
+    assertThat(slice.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
+    assertThat(slice.getSpec().getDevices()).extracting(Device::getName).containsExactly("dev-000", "dev-001");
+    OwnerReference owner = slice.getMetadata().getOwnerReferences().get(0);
+    assertThat(slice.getMetadata().getOwnerReferences()).hasSize(1);
+    assertThat(owner.getApiVersion()).isEqualTo("v1");
+    assertThat(owner.getKind()).isEqualTo("Node");
+    assertThat(owner.getName()).isEqualTo(NODE);
+    assertThat(owner.getUid()).isEqualTo(nodeUid);
+    assertThat(owner.getController()).isTrue();
+    assertThat(writesOf(GPU)).singleElement().satisfies(w -> {
+      assertThat(w.verb()).isEqualTo(Verb.CREATE);
+      assertThat(w.nodeName()).isEqualTo(NODE);
+      assertThat(w.succeeded()).isTrue();
+    });
+  }
+
+  private NodeResourcesController controllersFirst() {
+    return controllers.get(0);
+  }
+
+  @Test
+  void anUnchangedWorldCausesNoWrites() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 3), pool("pool-b", 1)));
+    await().until(() -> slicesOf(GPU).size() == 2);
+    barrier();
+    server.clearWrites();
+
+    // the same content in new objects and another order
+    List<Device> shuffled = new ArrayList<>(pool("pool-a", 3).devices());
+    Collections.reverse(shuffled);
+    gpu.publish(List.of(pool("pool-b", 1), new Pool("pool-a", shuffled)));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
+    // a restart of the controller and of the driver: still nothing to write
+    controller.close();
+    NodeResourcesController second = started();
+    second.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 3), pool("pool-b", 1))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(slicesOf(GPU)).hasSize(2);
+  }
+
+  @Test
+  void aChangedPoolUpdatesItsObsoleteSliceWithTheNextGenerationAndLeavesOtherPoolsAlone() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 1), pool("pool-b", 1)));
+    await().until(() -> slicesOf(GPU).size() == 2);
+    ResourceSlice before = slicesOf(GPU).stream().filter(s -> s.getSpec().getPool().getName().equals("pool-a"))
+        .findFirst().orElseThrow();
+    server.clearWrites();
+
+    gpu.publish(List.of(pool("pool-a", 2), pool("pool-b", 1)));
+    await().until(() -> writesOf(GPU).size() == 1);
+    barrier();
+    assertThat(writesOf(GPU)).singleElement().satisfies(w -> {
+      assertThat(w.verb()).isEqualTo(Verb.UPDATE);
+      assertThat(w.name()).isEqualTo(before.getMetadata().getName());
+    });
+    List<ResourceSlice> after = slicesOf(GPU);
+    assertThat(after).extracting(s -> s.getSpec().getPool().getName() + "/" + s.getSpec().getPool().getGeneration()
+        + "/" + s.getSpec().getPool().getResourceSliceCount() + "/" + s.getSpec().getDevices().size())
+        .containsExactlyInAnyOrder("pool-a/2/1/2", "pool-b/1/1/1");
+  }
+
+  @Test
+  void leftoverSlicesAreDeleted() {
+    NodeResourcesController controller = started();
+    // a slice of this node and driver that the controller did not write, and one of another node
+    admin.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
+        .withNewMetadata().withName(NODE + "-" + GPU + "-stray").endMetadata()
+        .withNewSpec().withDriver(GPU).withNodeName(NODE).withNewPool().withName("gone").withGeneration(7L)
+        .withResourceSliceCount(1L).endPool().endSpec().build()).create();
+    admin.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
+        .withNewMetadata().withName("node-b-" + GPU + "-other").endMetadata()
+        .withNewSpec().withDriver(GPU).withNodeName("node-b").withNewPool().withName("node-b").withGeneration(1L)
+        .withResourceSliceCount(1L).endPool().endSpec().build()).create();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 1), pool("pool-b", 1)));
+    await().until(() -> slicesOf(GPU).stream().filter(s -> NODE.equals(s.getSpec().getNodeName())).count() == 2
+        && writesOf(GPU).size() == 2);
+    server.clearWrites();
+
+    gpu.publish(List.of(pool("pool-b", 1)));
+    await().until(() -> writesOf(GPU).size() == 1);
+    barrier();
+    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+    assertThat(slicesOf(GPU)).extracting(s -> s.getSpec().getNodeName() + "/" + s.getSpec().getPool().getName())
+        .containsExactlyInAnyOrder(NODE + "/pool-b", "node-b/node-b");
+    assertThat(server.writes()).noneMatch(w -> "node-b".equals(w.nodeName()));
+  }
+
+  @Test
+  void poolsAbove128DevicesAreSplitAndShrinkBack() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("big", 300)));
+    await().until(() -> slicesOf(GPU).size() == 3);
+    List<ResourceSlice> slices = slicesOf(GPU);
+    assertThat(slices).extracting(s -> s.getSpec().getDevices().size()).containsExactly(128, 128, 44);
+    assertThat(slices).allSatisfy(s -> {
+      assertThat(s.getSpec().getPool().getGeneration()).isEqualTo(1L);
+      assertThat(s.getSpec().getPool().getResourceSliceCount()).isEqualTo(3L);
+    });
+    assertThat(slices.stream().flatMap(s -> s.getSpec().getDevices().stream()).map(Device::getName).distinct())
+        .hasSize(300);
+    server.clearWrites();
+
+    gpu.publish(List.of(pool("big", 100)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    barrier();
+    assertThat(verbs(writesOf(GPU))).containsExactlyInAnyOrder(Verb.UPDATE, Verb.DELETE, Verb.DELETE);
+    ResourceSlice left = slicesOf(GPU).get(0);
+    assertThat(left.getSpec().getPool().getGeneration()).isEqualTo(2L);
+    assertThat(left.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
+    assertThat(left.getSpec().getDevices()).hasSize(100);
+  }
+
+  @Test
+  void aPoolWithTaintedDevicesIsSplitAt64() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    List<Device> devices = new ArrayList<>(pool("p", 65).devices());
+    devices.set(0, new DeviceBuilder(devices.get(0)).addNewTaint().withKey("broken").withEffect("NoSchedule")
+        .endTaint().build());
+    gpu.publish(List.of(new Pool("p", devices)));
+    await().until(() -> slicesOf(GPU).size() == 2);
+    assertThat(slicesOf(GPU)).extracting(s -> s.getSpec().getDevices().size()).containsExactly(64, 1);
+  }
+
+  @Test
+  void nothingIsWrittenBeforeTheInformerHasSynced() {
+    server.failNext(Verb.LIST, "resourceslices", 3, 500);
+    NodeResourcesController controller = controller(() -> Optional.of(nodeUid), ControllerOptions.DEFAULTS);
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(gpu);
+    controller.start();
+
+    // three failed lists, the next one comes 800 ms after the third: the driver's data waits
+    await().until(() -> server.requestCount(Verb.LIST, "resourceslices") >= 3);
+    assertThat(server.writes()).isEmpty();
+    await().until(() -> slicesOf(GPU).size() == 1);
+    assertThat(server.requestCount(Verb.LIST, "resourceslices")).isGreaterThanOrEqualTo(4);
+  }
+
+  @Test
+  void failedWritesAreRetriedWithRateLimitingAndSuccessResetsTheDelay() {
+    NodeResourcesController controller = started();
+    server.failNext(Verb.CREATE, "resourceslices", 2, 500);
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 1)));
+
+    await().until(() -> time.pendingDelays().contains(Duration.ofMillis(5)));
+    assertThat(server.requestCount(Verb.CREATE, "resourceslices")).isEqualTo(2); // the barrier's and one failure
+    time.advance(Duration.ofMillis(5));
+    await().until(() -> time.pendingDelays().contains(Duration.ofMillis(10)));
+    assertThat(slicesOf(GPU)).isEmpty();
+    time.advance(Duration.ofMillis(10));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.CREATE);
+    assertThat(server.requestCount(Verb.CREATE, "resourceslices")).isEqualTo(4);
+
+    // forgotten after the success: the next failure starts at the base delay again
+    server.failNext(Verb.UPDATE, "resourceslices", 1, 409);
+    gpu.publish(List.of(pool("pool-a", 2)));
+    await().until(() -> time.pendingDelays().contains(Duration.ofMillis(5)));
+    time.advance(Duration.ofMillis(5));
+    await().until(() -> slicesOf(GPU).get(0).getSpec().getDevices().size() == 2);
+  }
+
+  @Test
+  void anExceptionInsideTheSyncIsRetriedWithRateLimiting() {
+    AtomicInteger calls = new AtomicInteger();
+    NodeResourcesController controller = controller(() -> {
+      if (calls.getAndIncrement() == 0) {
+        throw new IllegalStateException("a bug in the UID supplier");
+      }
+      return Optional.of(nodeUid);
+    }, ControllerOptions.DEFAULTS);
+    controller.start();
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(gpu);
+
+    await().until(() -> time.pendingDelays().contains(Duration.ofMillis(5)));
+    assertThat(server.writes()).isEmpty();
+    time.advance(Duration.ofMillis(5));
+    await().until(() -> slicesOf(GPU).size() == 1);
+  }
+
+  @Test
+  void invalidDriverDataIsRejectedWhilePublishedSlicesStay() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 2)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    List<ResourceSlice> published = slicesOf(GPU);
+    barrier();
+    server.clearWrites();
+
+    gpu.publish(List.of(new Pool("pool-a", List.of(device("dev-000"), device("Bad_Name"), device("dev-000")))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(slicesOf(GPU)).isEqualTo(published);
+    assertThat(controller.driverError(GPU)).hasValueSatisfying(error -> assertThat(error)
+        .startsWith("driver \"gpu.example.com\" reported invalid resources")
+        .contains("device \"Bad_Name\": the name must be a DNS label")
+        .contains("device \"dev-000\": duplicate device name in the pool"));
+
+    gpu.publish(List.of(pool("pool-a", 3)));
+    await().until(() -> slicesOf(GPU).get(0).getSpec().getDevices().size() == 3);
+    assertThat(controller.driverError(GPU)).isEmpty();
+  }
+
+  @Test
+  void aDriverThatGoesAwayLosesItsSlicesAfterTheGracePeriodOnly() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 1)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    time.advance(GRACE); // past the start-up grace period
+    barrier();
+    server.clearWrites();
+
+    controller.removeDriver(gpu);
+    assertThat(gpu.closes).hasValue(1);
+    barrier();
+    time.advance(GRACE.minusSeconds(1));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
+    time.advance(Duration.ofSeconds(1));
+    await().until(() -> slicesOf(GPU).isEmpty());
+    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+  }
+
+  @Test
+  void aDriverThatReturnsWithinTheGracePeriodCausesNoChurn() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(gpu);
+    await().until(() -> slicesOf(GPU).size() == 1);
+    time.advance(GRACE);
+    barrier();
+    server.clearWrites();
+
+    controller.removeDriver(gpu);
+    time.advance(GRACE.minusSeconds(10));
+    controller.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
+    time.advance(GRACE.multipliedBy(2));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(slicesOf(GPU)).hasSize(1);
+  }
+
+  @Test
+  void atStartUpSlicesOfDriversThatDoNotReturnWithinTheGracePeriodAreDeleted() {
+    NodeResourcesController first = started();
+    first.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
+    first.addDriver(new TestDriver("old.example.com").snapshotOnSubscribe(List.of(pool("pool-o", 1))));
+    await().until(() -> slicesOf(GPU).size() == 1 && slicesOf("old.example.com").size() == 1);
+    first.close();
+    server.clearWrites();
+
+    NodeResourcesController second = started();
+    second.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
+    time.advance(GRACE.minusSeconds(1));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(writesOf("old.example.com")).isEmpty();
+
+    time.advance(Duration.ofSeconds(1));
+    await().until(() -> slicesOf("old.example.com").isEmpty());
+    barrier();
+    assertThat(verbs(writesOf("old.example.com"))).containsExactly(Verb.DELETE);
+    assertThat(writesOf(GPU)).isEmpty();
+  }
+
+  @Test
+  void aNewRegistrationOfTheSameNameReplacesTheMonitor() {
+    NodeResourcesController controller = started();
+    TestDriver old = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(old);
+    await().until(() -> slicesOf(GPU).size() == 1);
+
+    // a bundle update: the new service comes before the old one goes
+    TestDriver updated = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 2)));
+    controller.addDriver(updated);
+    assertThat(old.closes).hasValue(1);
+    await().until(() -> slicesOf(GPU).get(0).getSpec().getDevices().size() == 2);
+    controller.removeDriver(old);
+    time.advance(GRACE.multipliedBy(2));
+    barrier();
+    assertThat(slicesOf(GPU)).hasSize(1);
+
+    // late events of the replaced registration are ignored
+    old.publish(List.of(pool("pool-a", 5)));
+    barrier();
+    assertThat(slicesOf(GPU).get(0).getSpec().getDevices()).hasSize(2);
+  }
+
+  @Test
+  void retryableStreamErrorsResubscribeWithBackoffOthersStopMonitoring() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    assertThat(gpu.subscriptions).hasValue(1);
+
+    gpu.fail(new RuntimeException("stream broken"), true);
+    time.advance(Duration.ZERO); // the kubelet retries the first failure at once
+    assertThat(gpu.subscriptions).hasValue(2);
+    gpu.fail(new RuntimeException("stream broken"), true);
+    time.advance(Duration.ofMillis(4_999));
+    assertThat(gpu.subscriptions).hasValue(2);
+    time.advance(Duration.ofMillis(1));
+    assertThat(gpu.subscriptions).hasValue(3);
+    gpu.fail(new RuntimeException("stream broken"), true);
+    time.advance(Duration.ofSeconds(10));
+    assertThat(gpu.subscriptions).hasValue(4);
+
+    gpu.publish(List.of(pool("pool-a", 1)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    gpu.fail(new UnsupportedOperationException("Unimplemented"), false);
+    time.advance(Duration.ofMinutes(10));
+    assertThat(gpu.subscriptions).hasValue(4);
+    barrier();
+    assertThat(slicesOf(GPU)).as("the last snapshot stays").hasSize(1);
+  }
+
+  @Test
+  void aStreamThatEndsWithoutASnapshotMeansNoResources() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(gpu);
+    await().until(() -> slicesOf(GPU).size() == 1);
+    controller.removeDriver(gpu);
+
+    TestDriver silent = new TestDriver(GPU);
+    controller.addDriver(silent);
+    barrier();
+    assertThat(slicesOf(GPU)).as("no snapshot yet: the published slices stay").hasSize(1);
+    silent.complete();
+    await().until(() -> slicesOf(GPU).isEmpty());
+  }
+
+  @Test
+  void closeLeavesNoThreadWatchOrTimerAndKeepsTheSlices() {
+    NodeResourcesController controller = NodeResourcesController.builder(client, NODE)
+        .nodeUid(() -> Optional.of(nodeUid)).build();
+    controllers.add(controller);
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(gpu);
+    controller.start();
+    await().until(() -> slicesOf(GPU).size() == 1);
+    assertThat(liveThreads()).contains("nodelet-dra-worker", "nodelet-dra-timer");
+
+    controller.close();
+    assertThat(gpu.closes).hasValue(1);
+    assertThat(liveThreads()).doesNotContain("nodelet-dra-worker", "nodelet-dra-timer");
+    await().until(() -> server.openWatches("resourceslices") == 0);
+    assertThat(slicesOf(GPU)).hasSize(1);
+  }
+
+  private static List<String> liveThreads() {
+    return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName).toList();
+  }
+}

@@ -1,0 +1,89 @@
+package dev.nodelet.kube.internal;
+
+import dev.nodelet.kube.NodeIdentity;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link NodeIdentity} whose UID follows the node's {@code Node} object through an informer on that single object
+ * (field selector {@code metadata.name}). {@link #start()} returns at once; the informer lists, watches and retries
+ * in the client's threads until {@link #close()}.
+ */
+public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeIdentityInformer.class);
+
+  private final String nodeName;
+  private final SharedIndexInformer<Node> informer;
+  private volatile String uid;
+
+  public NodeIdentityInformer(KubernetesClient client, String nodeName) {
+    this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
+    // withName() makes the informer list and watch with the field selector metadata.name=<nodeName>
+    this.informer = client.nodes().withName(nodeName).runnableInformer(0);
+    informer.addEventHandler(new Handler());
+    // keep retrying: the API server may come up after this node does
+    informer.exceptionHandler((started, failure) -> {
+      LOG.warn("Watch of Node {} failed, retrying: {}", nodeName, failure.toString());
+      return true;
+    });
+  }
+
+  /** Starts listing and watching in the background; never blocks. */
+  public void start() {
+    informer.start();
+  }
+
+  @Override
+  public String nodeName() {
+    return nodeName;
+  }
+
+  @Override
+  public Optional<String> nodeUid() {
+    return Optional.ofNullable(uid);
+  }
+
+  /** Stops the informer; the UID stays as last seen. */
+  @Override
+  public void close() {
+    informer.stop();
+  }
+
+  @Override
+  public String toString() {
+    return "NodeIdentity[" + nodeName + ", uid " + uid + "]";
+  }
+
+  private final class Handler implements ResourceEventHandler<Node> {
+    @Override
+    public void onAdd(Node node) {
+      update(node);
+    }
+
+    @Override
+    public void onUpdate(Node oldNode, Node newNode) {
+      update(newNode);
+    }
+
+    @Override
+    public void onDelete(Node node, boolean deletedFinalStateUnknown) {
+      LOG.info("Node {} deleted", nodeName);
+      uid = null;
+    }
+
+    private void update(Node node) {
+      String newUid = node.getMetadata().getUid();
+      if (!Objects.equals(uid, newUid)) {
+        LOG.info("Node {} has UID {}", nodeName, newUid);
+        uid = newUid;
+      }
+    }
+  }
+}

@@ -1,0 +1,163 @@
+package dev.nodelet.kube.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KubeClientFactoryTest {
+
+  private static final String KUBECONFIG = String.join("\n",
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: blue",
+      "  cluster:",
+      "    server: https://blue.example:6443",
+      "- name: green",
+      "  cluster:",
+      "    server: https://green.example:6443",
+      "users:",
+      "- name: operator",
+      "  user:",
+      "    token: token-from-kubeconfig",
+      "contexts:",
+      "- name: blue",
+      "  context:",
+      "    cluster: blue",
+      "    user: operator",
+      "- name: green",
+      "  context:",
+      "    cluster: green",
+      "    user: operator",
+      "    namespace: apps",
+      "current-context: blue",
+      "");
+
+  private final KubeClientFactory factory = new KubeClientFactory();
+
+  @TempDir
+  Path dir;
+
+  private Path kubeconfig() throws Exception {
+    return Files.writeString(dir.resolve("kubeconfig"), KUBECONFIG);
+  }
+
+  @Test
+  void masterUrlAloneCarriesNoCredentials() {
+    Config config = factory.clientConfig(KubeSettings.builder()
+        .masterUrl("http://127.0.0.1:8001")
+        .nodeName("node-a")
+        .requestTimeout(Duration.ofMillis(1234))
+        .connectionTimeout(Duration.ofMillis(567))
+        .build());
+
+    assertThat(config.getMasterUrl()).isEqualTo("http://127.0.0.1:8001/");
+    assertThat(config.getAutoOAuthToken()).isNull();
+    assertThat(config.getRequestTimeout()).isEqualTo(1234);
+    assertThat(config.getConnectionTimeout()).isEqualTo(567);
+  }
+
+  @Test
+  void kubeconfigUsesItsCurrentContextOrTheConfiguredOne() throws Exception {
+    Path file = kubeconfig();
+
+    Config current = factory.clientConfig(KubeSettings.builder().kubeconfig(file.toString()).nodeName("n").build());
+    Config green = factory.clientConfig(
+        KubeSettings.builder().kubeconfig(file.toString()).context("green").nodeName("n").build());
+
+    assertThat(current.getMasterUrl()).isEqualTo("https://blue.example:6443/");
+    assertThat(current.getAutoOAuthToken()).isEqualTo("token-from-kubeconfig");
+    assertThat(green.getMasterUrl()).isEqualTo("https://green.example:6443/");
+    assertThat(green.getNamespace()).isEqualTo("apps");
+  }
+
+  @Test
+  void masterUrlWinsOverTheKubeconfigServerAndKeepsItsCredentials() throws Exception {
+    Config config = factory.clientConfig(KubeSettings.builder()
+        .kubeconfig(kubeconfig().toString())
+        .masterUrl("https://override.example:443")
+        .nodeName("n")
+        .build());
+
+    assertThat(config.getMasterUrl()).isEqualTo("https://override.example:443/");
+    assertThat(config.getAutoOAuthToken()).isEqualTo("token-from-kubeconfig");
+  }
+
+  @Test
+  void unknownContextIsRejected() throws Exception {
+    KubeSettings settings = KubeSettings.builder().kubeconfig(kubeconfig().toString()).context("red").nodeName("n")
+        .build();
+
+    assertThatThrownBy(() -> factory.clientConfig(settings))
+        .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.key()).isEqualTo("context"))
+        .hasMessageContaining("'red'");
+  }
+
+  @Test
+  void malformedKubeconfigIsRejectedWithoutQuotingIt() throws Exception {
+    Path file = Files.writeString(dir.resolve("broken"), "users: [ token: hunter2-secret\n  - {{{");
+    KubeSettings settings = KubeSettings.builder().kubeconfig(file.toString()).nodeName("n").build();
+
+    assertThatThrownBy(() -> factory.create(settings))
+        .isInstanceOfSatisfying(InvalidSettingException.class,
+            e -> assertThat(e.key()).isEqualTo("kubeconfig.path"))
+        .hasMessageNotContaining("hunter2");
+  }
+
+  @Test
+  void clientReachesTheServerAndItsThreadsEndWhenClosed() throws Exception {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient reader = server.newClient()) {
+      KubernetesClient client = factory.create(
+          KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
+      CompletableFuture<String> handlerThread = new CompletableFuture<>();
+      try {
+        client.configMaps().inNamespace("default").resource(new ConfigMapBuilder()
+            .withNewMetadata().withName("written-by-nodelet").endMetadata()
+            .withData(Map.of("key", "value"))
+            .build()).create();
+        // informer handlers run in the client's task executor
+        SharedIndexInformer<ConfigMap> informer = client.configMaps().inNamespace("default")
+            .inform(new ResourceEventHandler<>() {
+              @Override
+              public void onAdd(ConfigMap configMap) {
+                handlerThread.complete(Thread.currentThread().getName());
+              }
+
+              @Override
+              public void onUpdate(ConfigMap oldConfigMap, ConfigMap newConfigMap) {
+              }
+
+              @Override
+              public void onDelete(ConfigMap configMap, boolean deletedFinalStateUnknown) {
+              }
+            });
+        assertThat(handlerThread.get(10, TimeUnit.SECONDS)).startsWith(KubeClientFactory.THREAD_NAME_PREFIX);
+        informer.stop();
+      } finally {
+        client.close();
+      }
+
+      ConfigMap read = reader.configMaps().inNamespace("default").withName("written-by-nodelet").get();
+      assertThat(read.getData()).containsEntry("key", "value");
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
+          .noneMatch(thread -> thread.getName().startsWith(KubeClientFactory.THREAD_NAME_PREFIX)));
+    }
+  }
+}

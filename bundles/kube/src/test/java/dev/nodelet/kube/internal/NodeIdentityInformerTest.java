@@ -1,0 +1,105 @@
+package dev.nodelet.kube.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class NodeIdentityInformerTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(15);
+
+  private EmbeddedApiServer server;
+  private KubernetesClient admin;
+  private KubernetesClient nodeletClient;
+
+  @BeforeEach
+  void startServer() {
+    server = EmbeddedApiServer.builder().build().start();
+    admin = server.newClient();
+    nodeletClient = new KubeClientFactory().create(
+        KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
+  }
+
+  @AfterEach
+  void stopServer() {
+    nodeletClient.close();
+    admin.close();
+    server.close();
+  }
+
+  private Node createNode(String name) {
+    return admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .create();
+  }
+
+  @Test
+  void followsTheUidOfItsOwnNodeOnly() {
+    createNode("node-b");
+    try (NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a")) {
+      identity.start();
+      await().atMost(WAIT).until(() -> server.openWatches("nodes", "metadata.name=node-a") == 1);
+      assertThat(identity.nodeName()).isEqualTo("node-a");
+      assertThat(identity.nodeUid()).isEmpty();
+
+      String firstUid = createNode("node-a").getMetadata().getUid();
+      await().atMost(WAIT).until(() -> identity.nodeUid().isPresent());
+      assertThat(identity.nodeUid()).contains(firstUid);
+
+      admin.nodes().withName("node-a").delete();
+      await().atMost(WAIT).until(() -> identity.nodeUid().isEmpty());
+
+      String secondUid = createNode("node-a").getMetadata().getUid();
+      assertThat(secondUid).isNotEqualTo(firstUid);
+      await().atMost(WAIT).until(() -> identity.nodeUid().isPresent());
+      assertThat(identity.nodeUid()).contains(secondUid);
+    }
+  }
+
+  @Test
+  void startDoesNotWaitForTheServerAndRetriesUntilItIsBack() {
+    String uid = createNode("node-a").getMetadata().getUid();
+    server.stop();
+    try (NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a")) {
+      identity.start();
+      assertThat(identity.nodeUid()).isEmpty();
+
+      server.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> identity.nodeUid().isPresent());
+      assertThat(identity.nodeUid()).contains(uid);
+    }
+  }
+
+  @Test
+  void closingTheClientRightAfterTheInformerStillEndsTheWatch() {
+    createNode("node-a");
+    NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a");
+    identity.start();
+    // the UID arrives with the initial list, while the watch may still be connecting
+    await().atMost(WAIT).until(() -> identity.nodeUid().isPresent());
+
+    // what deactivation does; a WebSocket watch caught here would stay open on the server (and in this JVM)
+    identity.close();
+    nodeletClient.close();
+
+    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+  }
+
+  @Test
+  void closeEndsTheWatch() {
+    NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a");
+    identity.start();
+    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 1);
+
+    identity.close();
+
+    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+  }
+}

@@ -1,0 +1,58 @@
+package dev.nodelet.objectcache;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * A local store of the objects of one {@link ResourceType} that registered pods reference.
+ *
+ * <p>References are counted per pod UID: an object is registered while at least one pod holds a reference to it.
+ * {@link #addReference} and {@link #deleteReference} are called from {@link PodListener} callbacks and never block on
+ * the network; {@link #get} may block (to fetch the object or to wait for its cache to sync). All methods are safe to
+ * call from any thread.
+ *
+ * @param <T> the Kubernetes type of the stored objects
+ */
+@ProviderType
+public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
+
+  /**
+   * Records that the pod {@code podUid} references the object {@code namespace/name}.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @param podUid the UID of the referencing pod
+   */
+  void addReference(String namespace, String name, String podUid);
+
+  /**
+   * Removes one reference of the pod {@code podUid} to the object {@code namespace/name}; when no reference remains
+   * the object is no longer registered. Removing a reference that was never added does nothing.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @param podUid the UID of the referencing pod
+   */
+  void deleteReference(String namespace, String name, String podUid);
+
+  /**
+   * Returns the object as this store's strategy knows it.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return the object; never {@code null}. Callers must not modify it.
+   * @throws NotRegisteredException if no pod references the object
+   * @throws ObjectNotFoundException if the API server has no such object
+   * @throws CacheSyncException if the store could not sync the object within its wait bound
+   * @throws io.fabric8.kubernetes.client.KubernetesClientException if the API server could not be asked and nothing
+   *     usable is cached
+   */
+  T get(String namespace, String name);
+
+  /**
+   * Stops the store: every watch and timer it owns ends and nothing restarts. Registrations and objects served from
+   * memory stay readable; gets that need the API server fail. Idempotent.
+   */
+  @Override
+  void close();
+}

@@ -1,0 +1,27 @@
+package dev.nodelet.objectcache;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * A way of keeping objects fresh, registered as an OSGi service with the property {@value #PROPERTY}.
+ *
+ * <p>Nodelet ships {@code get} (every get asks the API server), {@code ttl} (cached copies refreshed after a
+ * time-to-live) and {@code watch} (one watch per referenced object, the default); other bundles may add more. A
+ * manager creates one store per resource type and closes it when it switches to another strategy.
+ */
+@ConsumerType
+public interface StoreStrategy {
+
+  /** The service property that names the strategy, e.g. {@code (nodelet.strategy=watch)}. */
+  String PROPERTY = "nodelet.strategy";
+
+  /**
+   * Creates a new, empty store. The caller owns it and must {@linkplain ObjectStore#close() close} it.
+   *
+   * @param type the type of the objects to keep
+   * @param <T> the Kubernetes type of the objects
+   * @return a new store
+   */
+  <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type);
+}

@@ -1,0 +1,58 @@
+package dev.nodelet.store.ttl.internal;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The time-to-live a node asks for in an annotation, kept current by a watch on that one node. */
+public final class NodeTtl implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeTtl.class);
+
+  private final SharedIndexInformer<Node> informer;
+  private final String nodeName;
+  private final String annotation;
+
+  private NodeTtl(SharedIndexInformer<Node> informer, String nodeName, String annotation) {
+    this.informer = informer;
+    this.nodeName = nodeName;
+    this.annotation = annotation;
+  }
+
+  /** Starts watching the node without waiting for it. */
+  public static NodeTtl start(KubernetesClient client, String nodeName, String annotation) {
+    SharedIndexInformer<Node> informer = client.nodes().withName(nodeName).runnableInformer(0);
+    informer.exceptionHandler((started, error) -> {
+      LOG.debug("Watch of node {} failed, retrying: {}", nodeName, error.getMessage());
+      return true;
+    });
+    informer.start();
+    return new NodeTtl(informer, nodeName, annotation);
+  }
+
+  /** The annotation's value in whole seconds, if the node is known, has it and it parses (negative means 0). */
+  public Optional<Duration> ttl() {
+    Node node = informer.getStore().getByKey(nodeName);
+    if (node == null || node.getMetadata().getAnnotations() == null) {
+      return Optional.empty();
+    }
+    String value = node.getMetadata().getAnnotations().get(annotation);
+    if (value == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Duration.ofSeconds(Long.parseLong(value)));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  public void close() {
+    informer.stop();
+  }
+}

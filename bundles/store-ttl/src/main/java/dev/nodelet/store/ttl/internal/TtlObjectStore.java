@@ -1,0 +1,157 @@
+package dev.nodelet.store.ttl.internal;
+
+import dev.nodelet.objectcache.NotRegisteredException;
+import dev.nodelet.objectcache.ObjectNotFoundException;
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * The kubelet's TTL object store ({@code cache_based_manager.go}): reference counts per object, cached copies that
+ * are fetched again once stale, and a refetch served from the API server's cache.
+ */
+public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<T> {
+
+  private record Key(String namespace, String name) {
+  }
+
+  /** What the last fetch of one object found; guarded by itself, which also serialises the gets of that object. */
+  private static final class Entry<T> {
+    T object;
+    boolean notFound;
+    Instant lastUpdate;
+  }
+
+  private static final class Item<T> {
+    int references;
+    Entry<T> entry = new Entry<>();
+  }
+
+  private final KubernetesClient client;
+  private final ResourceType<T> type;
+  private final Clock clock;
+  private final Supplier<Duration> ttl;
+  private final String collectionPath;
+
+  // guarded by this
+  private final Map<Key, Item<T>> items = new HashMap<>();
+
+  /**
+   * @param client the client to fetch with
+   * @param type the type of the objects
+   * @param clock the clock that ages copies
+   * @param ttl the time-to-live in effect, asked on every get
+   */
+  public TtlObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, Supplier<Duration> ttl) {
+    this.client = Objects.requireNonNull(client, "client");
+    this.type = Objects.requireNonNull(type, "type");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.ttl = Objects.requireNonNull(ttl, "ttl");
+    String group = HasMetadata.getGroup(type.type());
+    String version = HasMetadata.getVersion(type.type());
+    this.collectionPath = (group == null || group.isEmpty() ? "/api/" : "/apis/" + group + "/") + version;
+  }
+
+  @Override
+  public synchronized void addReference(String namespace, String name, String podUid) {
+    Item<T> item = items.computeIfAbsent(new Key(namespace, name), k -> new Item<>());
+    item.references++;
+    // a new or updated pod sees a fresh copy: the next get fetches
+    item.entry = new Entry<>();
+  }
+
+  @Override
+  public synchronized void deleteReference(String namespace, String name, String podUid) {
+    Key key = new Key(namespace, name);
+    Item<T> item = items.get(key);
+    if (item != null && --item.references == 0) {
+      items.remove(key);
+    }
+  }
+
+  @Override
+  public T get(String namespace, String name) {
+    Entry<T> entry;
+    synchronized (this) {
+      Item<T> item = items.get(new Key(namespace, name));
+      if (item == null) {
+        throw new NotRegisteredException(namespace, name);
+      }
+      entry = item.entry;
+    }
+    synchronized (entry) {
+      if (entry.notFound || !isFresh(entry)) {
+        refresh(entry, namespace, name);
+      }
+      if (entry.notFound) {
+        throw new ObjectNotFoundException(type.plural(), namespace, name);
+      }
+      return entry.object;
+    }
+  }
+
+  private boolean isFresh(Entry<T> entry) {
+    return entry.lastUpdate != null && clock.instant().isBefore(entry.lastUpdate.plus(ttl.get()));
+  }
+
+  private void refresh(Entry<T> entry, String namespace, String name) {
+    T fetched;
+    try {
+      // a periodic refresh of a copy we have may be served from the API server's (eventually consistent) cache
+      fetched = fetch(namespace, name, entry.object != null && !entry.notFound);
+    } catch (KubernetesClientException e) {
+      if (entry.object == null && !entry.notFound) {
+        throw e;
+      }
+      // keep the old result; it stays stale, so the next get tries again
+      return;
+    }
+    if (fetched == null || !isOlder(fetched, entry.object)) {
+      entry.object = fetched;
+      entry.notFound = fetched == null;
+      entry.lastUpdate = clock.instant();
+    }
+  }
+
+  /** GETs the object; null if the API server has none. */
+  private T fetch(String namespace, String name, boolean fromApiServerCache) {
+    String path = collectionPath + "/namespaces/" + encode(namespace) + "/" + type.plural() + "/" + encode(name)
+        + (fromApiServerCache ? "?resourceVersion=0" : "");
+    String json = client.raw(path);
+    return json == null ? null : type.cast(client.getKubernetesSerialization().unmarshal(json, type.type()));
+  }
+
+  private static String encode(String segment) {
+    return URLEncoder.encode(segment, StandardCharsets.UTF_8);
+  }
+
+  private static boolean isOlder(HasMetadata fetched, HasMetadata cached) {
+    return cached != null && resourceVersion(fetched) < resourceVersion(cached);
+  }
+
+  /** As the API server's versioner; an unparseable version counts as 0, like the kubelet's ignored error. */
+  private static long resourceVersion(HasMetadata object) {
+    try {
+      return Long.parseLong(object.getMetadata().getResourceVersion());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** Owns nothing: references and copies stay readable. */
+  @Override
+  public void close() {
+    // every fetch happens in the caller's get
+  }
+}

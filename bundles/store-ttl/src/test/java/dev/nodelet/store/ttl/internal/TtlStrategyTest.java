@@ -1,0 +1,151 @@
+package dev.nodelet.store.ttl.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.store.ttl.TtlStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+/** The time-to-live in effect: the node's annotation when it parses, else the default; and the component. */
+class TtlStrategyTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final MutableClock clock = new MutableClock();
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+        .endMetadata().addToData("k", "1").build()).create();
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    server.close();
+  }
+
+  private void annotateNode(String value) {
+    NodeBuilder node = new NodeBuilder().withNewMetadata().withName("node-1").endMetadata();
+    if (value != null) {
+      node.editMetadata().addToAnnotations(TtlStoreStrategy.TTL_ANNOTATION, value).endMetadata();
+    }
+    client.nodes().resource(node.build()).createOr(e -> e.update());
+  }
+
+  private long fetches() {
+    return server.requestCount(Verb.GET, "configmaps");
+  }
+
+  /** True if a get a moment (just under {@code age}) after a fetch answers from the cache. */
+  private boolean freshFor(ObjectStore<ConfigMap> store, Duration age) {
+    store.get("ns", "a");
+    clock.advance(Duration.ofMinutes(10));
+    store.get("ns", "a");
+    clock.advance(age.minusMillis(1));
+    long before = fetches();
+    store.get("ns", "a");
+    return fetches() == before;
+  }
+
+  @Test
+  void theNodeAnnotationSetsTheTtl() {
+    annotateNode("0");
+    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock).nodeName("node-1").build()) {
+      ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "a", "pod-1");
+      // "0": every get fetches, even without the clock moving
+      await().atMost(WAIT).untilAsserted(() -> {
+        long before = fetches();
+        store.get("ns", "a");
+        assertThat(fetches()).isEqualTo(before + 1);
+      });
+
+      annotateNode("30");
+      await().atMost(WAIT).until(() -> freshFor(store, Duration.ofSeconds(30)));
+      assertThat(freshFor(store, Duration.ofSeconds(31))).isFalse();
+
+      annotateNode("not a number");
+      await().atMost(WAIT).until(() -> freshFor(store, Duration.ofSeconds(60)));
+      assertThat(freshFor(store, Duration.ofSeconds(61))).isFalse();
+
+      annotateNode("45");
+      await().atMost(WAIT).until(() -> freshFor(store, Duration.ofSeconds(45)) && !freshFor(store,
+          Duration.ofSeconds(46)));
+      annotateNode(null);
+      await().atMost(WAIT).until(() -> freshFor(store, Duration.ofSeconds(60)));
+      assertThat(freshFor(store, Duration.ofSeconds(61))).isFalse();
+    }
+    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+  }
+
+  @Test
+  void withoutANodeNameTheDefaultHolds() {
+    annotateNode("0");
+    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock)
+        .defaultTtl(Duration.ofSeconds(20)).build()) {
+      ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "a", "pod-1");
+      assertThat(freshFor(store, Duration.ofSeconds(20))).isTrue();
+      assertThat(freshFor(store, Duration.ofSeconds(21))).isFalse();
+      assertThat(server.openWatches("nodes")).isZero();
+    }
+  }
+
+  @Test
+  void theComponentUsesItsNodesAnnotationAndStopsWatchingOnDeactivation() {
+    annotateNode("0");
+    NodeIdentity node = new NodeIdentity() {
+      @Override
+      public String nodeName() {
+        return "node-1";
+      }
+
+      @Override
+      public Optional<String> nodeUid() {
+        return Optional.empty();
+      }
+    };
+    TtlStrategyComponent component = new TtlStrategyComponent(client, node,
+        Converters.standardConverter().convert(Map.of()).to(TtlStrategyConfiguration.class));
+    ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+    store.addReference("ns", "a", "pod-1");
+    await().atMost(WAIT).untilAsserted(() -> {
+      long before = fetches();
+      store.get("ns", "a");
+      assertThat(fetches()).isEqualTo(before + 1);
+    });
+    component.deactivate();
+    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+  }
+
+  @Test
+  void aNegativeDefaultIsNamed() {
+    assertThatThrownBy(() -> new TtlStrategyComponent(client, null,
+        Converters.standardConverter().convert(Map.of("default.ttl.seconds", -1, "use.node.ttl.annotation", false))
+            .to(TtlStrategyConfiguration.class)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("defaultTtl must not be negative, was PT-1S");
+  }
+}

@@ -1,0 +1,148 @@
+package dev.nodelet.store.watch;
+
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.store.watch.internal.WatchObjectStore;
+import dev.nodelet.store.watch.internal.WatchSettings;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+
+/**
+ * The {@code watch} strategy: each referenced object has its own list+watch (field selector
+ * {@code metadata.name=<name>}) that starts when the first pod references it, stops when no pod does, when it has not
+ * been read for the maximum idle time or when the object turns out to be immutable, and restarts on the next get.
+ *
+ * <p>Watches run on fabric8's asynchronous machinery; the only thread of its own is one timer for the idle sweep,
+ * shared by all stores of a strategy. {@link #close()} closes every store still open and that timer.
+ */
+public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
+
+  private final KubernetesClient client;
+  private final Clock clock;
+  private final WatchSettings settings;
+  private final ScheduledThreadPoolExecutor timer;
+  private final Set<ObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
+
+  private WatchStoreStrategy(Builder builder) {
+    this.client = builder.client;
+    this.clock = builder.clock;
+    this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval);
+    this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread thread = new Thread(r, "nodelet-store-watch-sweep");
+      thread.setDaemon(true);
+      return thread;
+    });
+    this.timer.setRemoveOnCancelPolicy(true);
+  }
+
+  /**
+   * Starts building a strategy.
+   *
+   * @param client the client to watch with; not closed by the strategy
+   * @return a builder with the kubelet's defaults
+   */
+  public static Builder builder(KubernetesClient client) {
+    return new Builder(client);
+  }
+
+  @Override
+  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
+    if (timer.isShutdown()) {
+      throw new IllegalStateException("the watch strategy is closed");
+    }
+    WatchObjectStore<T> store = new WatchObjectStore<>(client, type, clock, settings, timer);
+    openStores.add(store);
+    store.onClose(() -> openStores.remove(store));
+    return store;
+  }
+
+  /** Closes every store this strategy created and still open, and stops the idle sweep timer. Idempotent. */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+    openStores.forEach(ObjectStore::close);
+  }
+
+  /** Options of a {@link WatchStoreStrategy}. */
+  public static final class Builder {
+    private final KubernetesClient client;
+    private Clock clock = Clock.systemUTC();
+    private Duration resyncInterval = Duration.ofMinutes(1);
+    private Duration syncWait = Duration.ofSeconds(1);
+    private Duration sweepInterval = Duration.ofMinutes(1);
+
+    private Builder(KubernetesClient client) {
+      this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * @param clock the clock of access times and the idle sweep; the system UTC clock by default
+     * @return this builder
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * The interval at which consumers re-read their objects (the kubelet's volume resync). An object not read for
+     * five of these, and at least one minute, stops being watched until it is read again.
+     *
+     * @param resyncInterval a positive duration; 1 minute by default
+     * @return this builder
+     */
+    public Builder resyncInterval(Duration resyncInterval) {
+      this.resyncInterval = positive("resyncInterval", resyncInterval);
+      return this;
+    }
+
+    /**
+     * How long a get waits for an object's watch to deliver its first list before failing with
+     * {@code failed to sync <resource> cache}.
+     *
+     * @param syncWait a positive duration; 1 second by default
+     * @return this builder
+     */
+    public Builder syncWait(Duration syncWait) {
+      this.syncWait = positive("syncWait", syncWait);
+      return this;
+    }
+
+    /**
+     * How often idle watches are looked for.
+     *
+     * @param sweepInterval a positive duration; 1 minute by default
+     * @return this builder
+     */
+    public Builder sweepInterval(Duration sweepInterval) {
+      this.sweepInterval = positive("sweepInterval", sweepInterval);
+      return this;
+    }
+
+    /** @return the maximum idle time this builder yields: five resync intervals, at least one minute */
+    public Duration maxIdleTime() {
+      Duration fiveResyncs = resyncInterval.multipliedBy(5);
+      return fiveResyncs.compareTo(Duration.ofMinutes(1)) < 0 ? Duration.ofMinutes(1) : fiveResyncs;
+    }
+
+    /** @return a new strategy with its own sweep timer; close it when done */
+    public WatchStoreStrategy build() {
+      return new WatchStoreStrategy(this);
+    }
+
+    private static Duration positive(String option, Duration value) {
+      Objects.requireNonNull(value, option);
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(option + " must be positive, was " + value);
+      }
+      return value;
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package dev.nodelet.store.watch.internal;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Configuration {@value WatchStrategyComponent#PID}. */
+@ObjectClassDefinition(name = "Nodelet watch store strategy",
+    description = "One list+watch per object that registered pods reference.")
+public @interface WatchStrategyConfiguration {
+
+  @AttributeDefinition(name = "Resync interval (seconds)",
+      description = "How often consumers re-read their objects. An object not read for five resync intervals, and at "
+          + "least one minute, stops being watched until it is read again.", min = "1")
+  long resync_interval_seconds() default 60;
+
+  @AttributeDefinition(name = "Sync wait (milliseconds)",
+      description = "How long a get waits for an object's first list before it fails.", min = "1")
+  long sync_wait_millis() default 1000;
+}

@@ -1,0 +1,337 @@
+package dev.nodelet.store.watch.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.objectcache.CacheSyncException;
+import dev.nodelet.objectcache.NotRegisteredException;
+import dev.nodelet.objectcache.ObjectNotFoundException;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** BEHAVIOUR 4 against the embedded API server, with a clock the test moves and the idle sweep called by hand. */
+class WatchObjectStoreTest {
+
+  private static final Duration MAX_IDLE = Duration.ofMinutes(5);
+  private static final Duration SYNC_WAIT = Duration.ofSeconds(1);
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  private final MutableClock clock = new MutableClock();
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private WatchObjectStore<ConfigMap> store;
+  private long listsBefore;
+
+  private void start(int historySize) {
+    server = EmbeddedApiServer.builder().historySize(historySize).build().start();
+    client = new KubernetesClientBuilder()
+        .withConfig(new ConfigBuilder(server.clientConfig()).withWatchReconnectInterval(50).build()).build();
+    // a cold JVM needs longer than the sync wait for its first request
+    client.configMaps().inNamespace("ns").list();
+    listsBefore = server.requestCount(Verb.LIST, "configmaps");
+    // the timer never fires during a test: sweeps are called by hand
+    store = new WatchObjectStore<>(client, ResourceType.CONFIG_MAPS, clock,
+        new WatchSettings(MAX_IDLE, SYNC_WAIT, Duration.ofHours(1)), timer);
+  }
+
+  private void start() {
+    start(10_000);
+  }
+
+  @AfterEach
+  void stop() {
+    store.close();
+    timer.shutdownNow();
+    client.close();
+    server.close();
+  }
+
+  private ConfigMap put(String name, String value) {
+    return client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
+        .endMetadata().addToData("k", value).build()).createOr(e -> e.update());
+  }
+
+  private ConfigMap putImmutable(String name, String value) {
+    return client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
+        .endMetadata().addToData("k", value).withImmutable(true).build()).create();
+  }
+
+  private void delete(String name) {
+    client.configMaps().inNamespace("ns").withName(name).delete();
+    await().atMost(WAIT).until(() -> client.configMaps().inNamespace("ns").withName(name).get() == null);
+  }
+
+  private int watches(String name) {
+    return server.openWatches("configmaps", "metadata.name=" + name);
+  }
+
+  private long lists() {
+    return server.requestCount(Verb.LIST, "configmaps") - listsBefore;
+  }
+
+  private String value(String name) {
+    return store.get("ns", name).getData().get("k");
+  }
+
+  @Test
+  void aGetWaitsForTheFirstListAndThenFollowsTheWatch() {
+    start();
+    put("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    put("a", "2");
+    await().atMost(WAIT).untilAsserted(() -> assertThat(value("a")).isEqualTo("2"));
+    assertThat(lists()).isEqualTo(1);
+    assertThat(watches("a")).isEqualTo(1);
+  }
+
+  @Test
+  void anUnregisteredObjectIsAnError() {
+    start();
+    put("a", "1");
+    assertThatThrownBy(() -> store.get("ns", "a"))
+        .isInstanceOf(NotRegisteredException.class)
+        .hasMessage("object \"ns\"/\"a\" not registered");
+    assertThat(lists()).isZero();
+  }
+
+  @Test
+  void referencesAreCountedPerPodAndTheLastOneStopsTheWatch() {
+    start();
+    put("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    store.addReference("ns", "a", "pod-2");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+
+    store.deleteReference("ns", "a", "pod-1");
+    store.deleteReference("ns", "a", "pod-2");
+    assertThat(value("a")).isEqualTo("1");
+    store.deleteReference("ns", "a", "pod-1");
+    assertThatThrownBy(() -> store.get("ns", "a")).isInstanceOf(NotRegisteredException.class);
+    await().atMost(WAIT).until(() -> watches("a") == 0);
+  }
+
+  @Test
+  void deletingAReferenceThePodNeverHeldChangesNothing() {
+    start();
+    put("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    store.deleteReference("ns", "a", "pod-2");
+    store.deleteReference("ns", "a", "pod-2");
+    store.deleteReference("ns", "b", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    // the kubelet would now hold pod-2 at -2 and never free the item
+    store.deleteReference("ns", "a", "pod-1");
+    assertThatThrownBy(() -> store.get("ns", "a")).isInstanceOf(NotRegisteredException.class);
+    await().atMost(WAIT).until(() -> watches("a") == 0);
+  }
+
+  @Test
+  void aMissingObjectIsNotFoundUntilItIsCreated() {
+    start();
+    store.addReference("ns", "later", "pod-1");
+    assertThatThrownBy(() -> store.get("ns", "later"))
+        .isInstanceOf(ObjectNotFoundException.class)
+        .hasMessage("configmaps \"later\" not found");
+    put("later", "1");
+    await().atMost(WAIT).ignoreExceptionsInstanceOf(ObjectNotFoundException.class).untilAsserted(() -> assertThat(value("later")).isEqualTo("1"));
+  }
+
+  @Test
+  void aGetThatCannotSyncFailsAfterTheWaitBoundAndStillCountsAsAccess() {
+    start();
+    put("a", "1");
+    server.delayResponses(Duration.ofSeconds(3));
+    store.addReference("ns", "a", "pod-1");
+
+    // an item still on its first list is never recycled
+    clock.advance(MAX_IDLE.multipliedBy(2));
+    store.sweep();
+
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> store.get("ns", "a"))
+        .isInstanceOf(CacheSyncException.class)
+        .hasMessage("failed to sync configmaps cache: timed out waiting for the condition");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(SYNC_WAIT, SYNC_WAIT.multipliedBy(2));
+
+    server.delayResponses(Duration.ZERO);
+    await().atMost(WAIT).ignoreExceptionsInstanceOf(CacheSyncException.class)
+        .untilAsserted(() -> assertThat(value("a")).isEqualTo("1"));
+    assertThat(lists()).isEqualTo(1);
+
+    // the failed get counted as an access: the item is not idle yet, so it was not stopped and needs no relist
+    clock.advance(MAX_IDLE);
+    store.sweep();
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(lists()).isEqualTo(1);
+  }
+
+  @Test
+  void anIdleItemStopsAndItsNextGetWaitsForAFreshList() {
+    start();
+    put("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    await().atMost(WAIT).until(() -> watches("a") == 1);
+
+    // idle for exactly maxIdleTime is not longer than it: still running, so no relist
+    clock.advance(MAX_IDLE);
+    store.sweep();
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(lists()).isEqualTo(1);
+    clock.advance(MAX_IDLE.plusMillis(1));
+    store.sweep();
+    await().atMost(WAIT).until(() -> watches("a") == 0);
+
+    // a stopped item is not initialized: it does not serve the old copy while it relists
+    put("a", "2");
+    server.delayResponses(Duration.ofSeconds(3));
+    assertThatThrownBy(() -> store.get("ns", "a")).isInstanceOf(CacheSyncException.class);
+    server.delayResponses(Duration.ZERO);
+    await().atMost(WAIT).ignoreExceptionsInstanceOf(CacheSyncException.class)
+        .untilAsserted(() -> assertThat(value("a")).isEqualTo("2"));
+    assertThat(lists()).isEqualTo(2);
+    await().atMost(WAIT).until(() -> watches("a") == 1);
+  }
+
+  @Test
+  void anImmutableObjectStopsItsWatchAndIsServedFromMemory() {
+    start();
+    putImmutable("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    await().atMost(WAIT).until(() -> watches("a") == 0);
+
+    long lists = lists();
+    long gets = server.requestCount(Verb.GET, "configmaps");
+    clock.advance(MAX_IDLE.multipliedBy(3));
+    store.sweep();
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(lists()).isEqualTo(lists);
+    assertThat(server.requestCount(Verb.GET, "configmaps")).isEqualTo(gets);
+    assertThat(watches("a")).isZero();
+  }
+
+  @Test
+  void anImmutableObjectDeletedAndRecreatedIsNotServedStaleToANewPod() {
+    start();
+    putImmutable("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    await().atMost(WAIT).until(() -> watches("a") == 0);
+
+    // the same object: one GET checks its UID and the copy is served on
+    long gets = server.requestCount(Verb.GET, "configmaps");
+    long lists = lists();
+    store.addReference("ns", "a", "pod-2");
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(server.requestCount(Verb.GET, "configmaps")).isEqualTo(gets + 1);
+    assertThat(lists()).isEqualTo(lists);
+
+    delete("a");
+    put("a", "2");
+    store.addReference("ns", "a", "pod-3");
+    assertThat(value("a")).isEqualTo("2");
+    // a mutable object again: watched again, and changes arrive
+    await().atMost(WAIT).until(() -> watches("a") == 1);
+    put("a", "3");
+    await().atMost(WAIT).untilAsserted(() -> assertThat(value("a")).isEqualTo("3"));
+  }
+
+  @Test
+  void anImmutableObjectDeletedIsNotFoundForANewPod() {
+    start();
+    putImmutable("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    delete("a");
+    store.addReference("ns", "a", "pod-2");
+    assertThatThrownBy(() -> store.get("ns", "a"))
+        .isInstanceOf(ObjectNotFoundException.class)
+        .hasMessage("configmaps \"a\" not found");
+  }
+
+  @Test
+  void afterShutdownNothingRestartsAndOnlyImmutableCopiesAreServed() {
+    start();
+    put("mutable", "1");
+    putImmutable("immutable", "1");
+    put("new", "1");
+    store.addReference("ns", "mutable", "pod-1");
+    store.addReference("ns", "immutable", "pod-1");
+    assertThat(value("mutable")).isEqualTo("1");
+    assertThat(value("immutable")).isEqualTo("1");
+
+    store.close();
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+    long lists = lists();
+
+    assertThatThrownBy(() -> store.get("ns", "mutable"))
+        .isInstanceOf(CacheSyncException.class)
+        .hasMessage("failed to sync configmaps cache: timed out waiting for the condition");
+    store.addReference("ns", "new", "pod-2");
+    assertThatThrownBy(() -> store.get("ns", "new")).isInstanceOf(CacheSyncException.class);
+    assertThat(value("immutable")).isEqualTo("1");
+    clock.advance(MAX_IDLE.multipliedBy(2));
+    store.sweep();
+    assertThat(lists()).isEqualTo(lists);
+    assertThat(server.openWatches("configmaps")).isZero();
+  }
+
+  @Test
+  void aWatchThatFellBehindTheHistoryRelistsAndStaysMonotonic() {
+    start(3);
+    ConfigMap first = put("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(value("a")).isEqualTo("1");
+    long lists = lists();
+
+    // while the watch is down, more happens than the history keeps: resuming gets 410 Gone
+    server.failNext(Verb.WATCH, "configmaps", 3, 500);
+    server.cutWatches();
+    for (int i = 0; i < 5; i++) {
+      put("other" + i, "1");
+    }
+    put("a", "2");
+    await().atMost(WAIT).untilAsserted(() -> assertThat(value("a")).isEqualTo("2"));
+    assertThat(lists()).isGreaterThan(lists);
+    assertThat(Long.parseLong(store.get("ns", "a").getMetadata().getResourceVersion()))
+        .isGreaterThan(Long.parseLong(first.getMetadata().getResourceVersion()));
+  }
+
+  @Test
+  void threadsDoNotGrowWithTheNumberOfWatchedObjects() {
+    start();
+    put("warm-up", "1");
+    store.addReference("ns", "warm-up", "pod-0");
+    assertThat(value("warm-up")).isEqualTo("1");
+    int before = Thread.activeCount();
+    for (int i = 0; i < 100; i++) {
+      put("cm" + i, "v");
+      store.addReference("ns", "cm" + i, "pod-" + i);
+    }
+    for (int i = 0; i < 100; i++) {
+      String name = "cm" + i;
+      await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> assertThat(value(name)).isEqualTo("v"));
+    }
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 101);
+    assertThat(Thread.activeCount() - before).isLessThan(10);
+  }
+}

@@ -1,0 +1,85 @@
+package dev.nodelet.store.watch.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+class WatchStrategyComponentTest {
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    server.close();
+  }
+
+  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
+    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
+  }
+
+  private static boolean sweepThreadAlive() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(t -> t.getName().equals("nodelet-store-watch-sweep") && t.isAlive());
+  }
+
+  @Test
+  void deactivationStopsEveryWatchAndTheTimer() {
+    client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata()
+        .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+        .endMetadata().build()).create();
+    WatchStrategyComponent component = new WatchStrategyComponent(client, config(Map.of()));
+    ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
+    secrets.addReference("ns", "s", "pod-1");
+    component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
+    assertThat(secrets.get("ns", "s").getData()).containsKey("password");
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("secrets") == 1
+        && server.openWatches("configmaps") == 1);
+    assertThat(sweepThreadAlive()).isTrue();
+
+    component.deactivate();
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("secrets") == 0
+        && server.openWatches("configmaps") == 0 && !sweepThreadAlive());
+    assertThatThrownBy(() -> component.createStore(ResourceType.SECRETS))
+        .isInstanceOf(IllegalStateException.class).hasMessage("the watch strategy is closed");
+  }
+
+  @Test
+  void aBadValueIsNamed() {
+    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("resync.interval.seconds", 0))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("resyncInterval must be positive, was PT0S");
+  }
+
+  @Test
+  void maxIdleTimeIsFiveResyncIntervalsAndAtLeastAMinute() {
+    assertThat(WatchStoreStrategy.builder(client).maxIdleTime()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(WatchStoreStrategy.builder(client).resyncInterval(Duration.ofSeconds(90)).maxIdleTime())
+        .isEqualTo(Duration.ofSeconds(450));
+    assertThat(WatchStoreStrategy.builder(client).resyncInterval(Duration.ofSeconds(10)).maxIdleTime())
+        .isEqualTo(Duration.ofMinutes(1));
+  }
+}

@@ -1,0 +1,52 @@
+package dev.nodelet.itests;
+
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Map;
+
+/**
+ * The embedded API server of one test class, started in the test JVM (never in the OSGi container) and seeded with
+ * this node's Node and a ConfigMap, so that the container can prove it reaches this very server.
+ */
+final class ApiServerFixture implements AutoCloseable {
+
+  private final EmbeddedApiServer server;
+  private final String nodeUid;
+
+  private ApiServerFixture(EmbeddedApiServer server, String nodeUid) {
+    this.server = server;
+    this.nodeUid = nodeUid;
+  }
+
+  static ApiServerFixture start() {
+    EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+    try (KubernetesClient client = server.newClient()) {
+      client.configMaps().inNamespace("default").resource(new ConfigMapBuilder()
+          .withNewMetadata().withName(NodeletTestSupport.SEEDED_CONFIGMAP).endMetadata()
+          .withData(Map.of(NodeletTestSupport.SEEDED_KEY, NodeletTestSupport.SEEDED_VALUE))
+          .build()).create();
+      String uid = client.nodes().resource(new NodeBuilder()
+          .withNewMetadata().withName(NodeletTestSupport.NODE_NAME).endMetadata()
+          .build()).create().getMetadata().getUid();
+      return new ApiServerFixture(server, uid);
+    } catch (RuntimeException e) {
+      server.close();
+      throw e;
+    }
+  }
+
+  String url() {
+    return server.url();
+  }
+
+  String nodeUid() {
+    return nodeUid;
+  }
+
+  @Override
+  public void close() {
+    server.close();
+  }
+}

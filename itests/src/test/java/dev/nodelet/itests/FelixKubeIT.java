@@ -1,0 +1,222 @@
+package dev.nodelet.itests;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import dev.nodelet.kube.NodeIdentity;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import javax.inject.Inject;
+import org.junit.AfterClass;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.ExamFactory;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.forked.ForkedTestContainerFactory;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.Constants;
+import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.service.component.runtime.ServiceComponentRuntime;
+import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
+import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
+
+/**
+ * The packaged bundles in Apache Felix: a forked framework, so that the test JVM's class path (which holds fabric8
+ * for the embedded API server) cannot leak into it.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+@ExamFactory(ForkedTestContainerFactory.class)
+public class FelixKubeIT extends NodeletTestSupport {
+
+  /** fabric8's own DS component: present in its bundle, deliberately left without its configuration. */
+  private static final String FABRIC8_COMPONENT = "io.fabric8.kubernetes.client.osgi.ManagedKubernetesClient";
+
+  /**
+   * Threads of a fabric8 client with the JDK HTTP client: Nodelet's task pool, the JDK client's selector,
+   * fabric8's HTTP executor and its shared scheduler; the rest catches other clients that should not be there.
+   */
+  private static final Pattern CLIENT_THREAD = Pattern.compile(
+      "nodelet-kube-.*|HttpClient-\\d+-.*|JdkHttpClientFactory-.*|CachedSingleThreadScheduler-.*"
+          + "|(?i).*(okhttp|fabric8|informer|vert\\.x).*");
+
+  /** A configuration property that tells one configuration update from the next. */
+  private static final String GENERATION_PROPERTY = "nodelet.itest.generation";
+
+  /** Only set in the test JVM, where the configuration method runs. */
+  private static ApiServerFixture apiServer;
+
+  @Inject
+  private ServiceComponentRuntime scr;
+
+  @Configuration
+  public Option[] configuration() {
+    apiServer = ApiServerFixture.start();
+    return felixOptions(apiServer);
+  }
+
+  @AfterClass
+  public static void stopApiServer() {
+    if (apiServer != null) {
+      apiServer.close();
+    }
+  }
+
+  private static String nodeFilter() {
+    return "(" + NodeIdentity.NODE_NAME_PROPERTY + "=" + NODE_NAME + ")";
+  }
+
+  private void configureForApiServer() throws Exception {
+    configureKube(Map.of("master.url", System.getProperty(API_SERVER_URL_PROPERTY), "node.name", NODE_NAME));
+  }
+
+  @Test
+  public void everyBundleIsActiveAndEveryComponentSatisfied() {
+    List<String> notActive = new ArrayList<>();
+    for (Bundle bundle : bundleContext.getBundles()) {
+      boolean fragment = bundle.getHeaders().get(Constants.FRAGMENT_HOST) != null;
+      if (bundle.getState() != (fragment ? Bundle.RESOLVED : Bundle.ACTIVE)) {
+        notActive.add(bundle.getSymbolicName() + " " + bundle.getVersion() + " state " + bundle.getState());
+      }
+    }
+    assertEquals("bundles not active", List.of(), notActive);
+
+    List<String> unsatisfied = new ArrayList<>();
+    boolean kubeComponentActive = false;
+    for (ComponentDescriptionDTO description : scr.getComponentDescriptionDTOs()) {
+      for (ComponentConfigurationDTO configuration : scr.getComponentConfigurationDTOs(description)) {
+        boolean waitsForItsConfiguration = description.name.equals(FABRIC8_COMPONENT)
+            && configuration.state == ComponentConfigurationDTO.UNSATISFIED_CONFIGURATION;
+        if (configuration.state != ComponentConfigurationDTO.ACTIVE
+            && configuration.state != ComponentConfigurationDTO.SATISFIED && !waitsForItsConfiguration) {
+          unsatisfied.add(description.name + " state " + configuration.state);
+        }
+        kubeComponentActive |= description.bundle.symbolicName.equals(KUBE_BUNDLE)
+            && configuration.state == ComponentConfigurationDTO.ACTIVE;
+      }
+    }
+    assertEquals("components not satisfied", List.of(), unsatisfied);
+    assertTrue("the nodelet-kube component is active", kubeComponentActive);
+  }
+
+  @Test
+  public void clientReachesTheApiServerAndIdentityFollowsTheNode() throws Exception {
+    configureForApiServer();
+
+    try (Tracked<KubernetesClient> tracked = track(KubernetesClient.class, nodeFilter());
+        Tracked<NodeIdentity> identity = track(NodeIdentity.class, nodeFilter())) {
+      KubernetesClient client = tracked.await();
+      // written by the test JVM before the framework started: this is the same server
+      ConfigMap seeded = client.configMaps().inNamespace("default").withName(SEEDED_CONFIGMAP).get();
+      assertEquals(SEEDED_VALUE, seeded.getData().get(SEEDED_KEY));
+
+      client.configMaps().inNamespace("default").resource(new ConfigMapBuilder()
+          .withNewMetadata().withName("written-in-felix").endMetadata()
+          .withData(Map.of("framework", "felix"))
+          .build()).create();
+      assertEquals("felix",
+          client.configMaps().inNamespace("default").withName("written-in-felix").get().getData().get("framework"));
+
+      assertEquals(NODE_NAME, identity.await().nodeName());
+      String expectedUid = System.getProperty(NODE_UID_PROPERTY);
+      await().atMost(WAIT).until(() -> identity.await().nodeUid(), Optional.of(expectedUid)::equals);
+    }
+  }
+
+  @Test
+  public void invalidConfigurationRegistersNothingUntilAValidOneArrives() throws Exception {
+    configureKube(Map.of("master.url", "not a url", "node.name", NODE_NAME));
+    assertEquals(Set.of(), kubeServices());
+
+    configureKube(Map.of("master.url", System.getProperty(API_SERVER_URL_PROPERTY), "request.timeout", -1));
+    assertEquals(Set.of(), kubeServices());
+
+    configureForApiServer();
+    assertEquals(new TreeSet<>(List.of(KUBERNETES_CLIENT, NodeIdentity.class.getName())), kubeServices());
+    try (Tracked<KubernetesClient> client = track(KubernetesClient.class, nodeFilter())) {
+      assertEquals(SEEDED_VALUE, client.await().configMaps().inNamespace("default").withName(SEEDED_CONFIGMAP)
+          .get().getData().get(SEEDED_KEY));
+    }
+  }
+
+  @Test
+  public void stoppingTheBundleEndsEveryClientThread() throws Exception {
+    configureForApiServer();
+    try (Tracked<NodeIdentity> identity = track(NodeIdentity.class, nodeFilter())) {
+      // a UID means the informer has listed and watched: the client's threads exist
+      await().atMost(WAIT).until(() -> identity.await().nodeUid().isPresent());
+    }
+    Set<String> running = clientThreads();
+    assertTrue("task threads among " + running, running.stream().anyMatch(name -> name.startsWith("nodelet-kube-")));
+    assertTrue("JDK HTTP client threads among " + running,
+        running.stream().anyMatch(name -> name.startsWith("HttpClient-")));
+
+    Bundle kube = kubeBundle();
+    kube.stop();
+    try {
+      assertEquals(Set.of(), kubeServices());
+      // the JDK 17 HTTP client ends its selector thread only once the closed client is garbage
+      await().atMost(WAIT).untilAsserted(() -> {
+        System.gc();
+        assertEquals(Set.of(), clientThreads());
+      });
+    } finally {
+      kube.start();
+    }
+  }
+
+  /**
+   * Replaces the configuration of {@code dev.nodelet.kube} through Config Admin and waits until the component is
+   * active with it: from then on, the services of that activation are registered or, for a bad value, not.
+   */
+  private void configureKube(Map<String, ?> values) throws IOException {
+    String generation = UUID.randomUUID().toString();
+    Hashtable<String, Object> properties = new Hashtable<>(values);
+    properties.put(GENERATION_PROPERTY, generation);
+    try (Tracked<ConfigurationAdmin> configurationAdmin = track(ConfigurationAdmin.class, null)) {
+      // "?" binds the configuration to whichever bundle asks for it: SCR on behalf of nodelet-kube
+      org.osgi.service.cm.Configuration configuration =
+          configurationAdmin.await().getConfiguration(KUBE_PID, "?");
+      configuration.update(properties);
+      await().atMost(WAIT).until(() -> activeWith(generation));
+    }
+  }
+
+  private boolean activeWith(String generation) {
+    for (ComponentDescriptionDTO description : scr.getComponentDescriptionDTOs(kubeBundle())) {
+      for (ComponentConfigurationDTO configuration : scr.getComponentConfigurationDTOs(description)) {
+        if (configuration.state == ComponentConfigurationDTO.ACTIVE
+            && generation.equals(configuration.properties.get(GENERATION_PROPERTY))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static Set<String> clientThreads() {
+    Set<String> names = new TreeSet<>();
+    for (Thread thread : Thread.getAllStackTraces().keySet()) {
+      if (CLIENT_THREAD.matcher(thread.getName()).matches()) {
+        names.add(thread.getName());
+      }
+    }
+    return names;
+  }
+}
