@@ -159,7 +159,7 @@ public class FelixKubeIT extends NodeletTestSupport {
   public void stoppingTheBundleEndsEveryClientThread() throws Exception {
     configureForApiServer();
     try (Tracked<NodeIdentity> identity = track(NodeIdentity.class, nodeFilter())) {
-      // a UID means the informer has listed and watched: the client's threads exist
+      // a UID means the informer has listed through the client: its threads exist
       await().atMost(WAIT).until(() -> identity.await().nodeUid().isPresent());
     }
     Set<String> running = clientThreads();

@@ -1,6 +1,7 @@
 package dev.nodelet.objectcache;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.util.Optional;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -48,6 +49,18 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
    *     usable is cached
    */
   T get(String namespace, String name);
+
+  /**
+   * Tells what this store does about one registered object, for listings such as the shell's. Never blocks on the
+   * network. Stores that keep no per-object state (like {@code get}) need not override it.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return the state; empty if the object is not registered or the store does not tell
+   */
+  default Optional<ObjectState> state(String namespace, String name) {
+    return Optional.empty();
+  }
 
   /**
    * Stops the store: every watch and timer it owns ends and nothing restarts. Registrations and objects served from

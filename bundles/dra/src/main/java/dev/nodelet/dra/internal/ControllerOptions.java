@@ -54,16 +54,6 @@ public record ControllerOptions(Duration gracePeriod, Duration rateLimitBaseDela
         Duration.ofSeconds(config.resync_period_seconds()), config.max_devices_per_slice());
   }
 
-  public ControllerOptions withGracePeriod(Duration value) {
-    return new ControllerOptions(value, rateLimitBaseDelay, rateLimitMaxDelay, rateLimitQps, rateLimitBurst,
-        monitorBackoffInitial, monitorBackoffMax, monitorBackoffJitter, resyncPeriod, maxDevicesPerSlice);
-  }
-
-  public ControllerOptions withMaxDevicesPerSlice(int value) {
-    return new ControllerOptions(gracePeriod, rateLimitBaseDelay, rateLimitMaxDelay, rateLimitQps, rateLimitBurst,
-        monitorBackoffInitial, monitorBackoffMax, monitorBackoffJitter, resyncPeriod, value);
-  }
-
   private static void require(boolean condition, String message) {
     if (!condition) {
       throw new IllegalArgumentException(message);

@@ -339,6 +339,20 @@ class ApiServerFaultTest {
   }
 
   @Test
+  void aFailedCreateWithGenerateNameIsAnsweredAndRecorded() {
+    start(b -> b);
+    cluster.server.failNext(Verb.CREATE, "configmaps", 1, 500);
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace("test").resource(new ConfigMapBuilder()
+        .withNewMetadata().withGenerateName("x-").endMetadata().build()).create())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(500));
+    assertThat(cluster.server.writes()).singleElement().satisfies(w -> {
+      assertThat(w.verb()).isEqualTo(Verb.CREATE);
+      assertThat(w.name()).isNull();
+      assertThat(w.succeeded()).isFalse();
+    });
+  }
+
+  @Test
   void theServerRejectsABadConfiguration() {
     assertThatThrownBy(() -> EmbeddedApiServer.builder().historySize(0))
         .hasMessageContaining("historySize");

@@ -119,6 +119,16 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
 
   @Override
   public MockResponse dispatch(RecordedRequest request) {
+    try {
+      return answer(request);
+    } catch (RuntimeException e) {
+      // a bug here must still answer the client, as a real API server would with a 500
+      LOG.error("internal error on {} {}", request.getMethod(), request.getPath(), e);
+      return Status.response(500, "internal error: " + e);
+    }
+  }
+
+  private MockResponse answer(RecordedRequest request) {
     RequestInfo info = RequestInfo.of(request);
     requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
         .increment();
@@ -317,7 +327,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       object = parseQuietly(new String(request.getBody().getBytes(), StandardCharsets.UTF_8));
     }
     if (object != null && object.getMetadata() != null) {
-      name = Objects.requireNonNullElse(name, object.getMetadata().getName());
+      name = name != null ? name : object.getMetadata().getName(); // null for a failed generateName create
       nodeName = Fields.find(object, "spec.nodeName");
     }
     if (info.verb() == Verb.DELETECOLLECTION) {

@@ -1,0 +1,108 @@
+package dev.nodelet.driver.example.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.RecordedWrite;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+class ExampleDriverTest {
+
+  private static ExampleDriverConfiguration config(Map<String, Object> values) {
+    Map<String, Object> all = new HashMap<>(Map.of("driver.name", "gpu.example.com", "pool", "node-a",
+        "device.count", 3));
+    all.putAll(values);
+    return Converters.standardConverter().convert(all).to(ExampleDriverConfiguration.class);
+  }
+
+  @Test
+  void devicesFromTheConfigurationArePublishedAndAChangeIsOneUpdate() {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient()) {
+      String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
+          .build()).create().getMetadata().getUid();
+      ExampleDriver driver = new ExampleDriver(config(Map.of(
+          "attributes", new String[] {"model=a100", "cores=108", "ecc=true", "driverVersion=1.2.3"},
+          "capacity", new String[] {"memory=80Gi"})));
+      try (NodeResourcesController controller = NodeResourcesController.builder(client, "node-a")
+          .nodeUid(() -> Optional.of(uid)).build()) {
+        controller.start();
+        controller.addDriver(driver);
+
+        await().until(() -> client.resources(ResourceSlice.class).list().getItems().size() == 1);
+        ResourceSlice slice = client.resources(ResourceSlice.class).list().getItems().get(0);
+        assertThat(slice.getSpec().getDriver()).isEqualTo("gpu.example.com");
+        assertThat(slice.getSpec().getPool().getName()).isEqualTo("node-a");
+        assertThat(slice.getSpec().getDevices()).extracting(Device::getName)
+            .containsExactly("dev-0", "dev-1", "dev-2");
+        Device device = slice.getSpec().getDevices().get(0);
+        assertThat(device.getAttributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
+            "model", new DeviceAttribute(null, null, "a100", null),
+            "cores", new DeviceAttribute(null, 108L, null, null),
+            "ecc", new DeviceAttribute(true, null, null, null),
+            "driverVersion", new DeviceAttribute(null, null, null, "1.2.3")));
+        assertThat(device.getCapacity().get("memory").getValue()).isEqualTo(new Quantity("80Gi"));
+        await().until(() -> server.writes().stream().filter(w -> w.resource().equals("resourceslices")).count() == 1);
+        server.clearWrites();
+
+        driver.modified(config(Map.of("device.count", 5)));
+        await().until(() -> client.resources(ResourceSlice.class).list().getItems().get(0).getSpec().getDevices()
+            .size() == 5);
+        assertThat(server.writes()).extracting(RecordedWrite::verb).containsExactly(Verb.UPDATE);
+        assertThat(controller.driverError("gpu.example.com")).isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void aSubscriptionGetsTheCurrentSnapshotAndNoMoreAfterClose() {
+    ExampleDriver driver = new ExampleDriver(config(Map.of()));
+    List<List<Pool>> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+    var subscription = driver.subscribe(new dev.nodelet.dra.SnapshotListener() {
+      @Override
+      public void onSnapshot(List<Pool> pools) {
+        received.add(pools);
+      }
+
+      @Override
+      public void onError(Throwable cause, boolean retryable) {
+      }
+
+      @Override
+      public void onCompleted() {
+      }
+    });
+    assertThat(received).singleElement().satisfies(p -> assertThat(p.get(0).devices()).hasSize(3));
+    subscription.close();
+    driver.modified(config(Map.of("device.count", 1)));
+    assertThat(received).hasSize(1);
+  }
+
+  @Test
+  void badValuesAreRejectedByName() {
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("device.count", -1))))
+        .hasMessageContaining("device.count must not be negative");
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", new String[] {"model"}))))
+        .hasMessageContaining("attributes entry \"model\" is not name=value");
+    ExampleDriver driver = new ExampleDriver(config(Map.of()));
+    assertThatThrownBy(() -> driver.modified(config(Map.of("driver.name", "other.example.com"))))
+        .hasMessageContaining("driver.name cannot change");
+    assertThat(driver.driverName()).isEqualTo("gpu.example.com");
+  }
+}

@@ -1,0 +1,28 @@
+package dev.nodelet.objectcache;
+
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * An object that registered pods reference, as a manager sees it. Never carries the object's content.
+ *
+ * @param namespace the object's namespace
+ * @param name the object's name
+ * @param strategy the name of the strategy whose store keeps it
+ * @param state what the store does about it; empty if the store does not tell
+ * @param references how many registered pods reference it
+ * @param lastAccess when a get through the manager last asked for it; empty if never since it was registered
+ */
+public record CachedObject(String namespace, String name, String strategy, Optional<ObjectState> state,
+    int references, Optional<Instant> lastAccess) {
+
+  /** Checks that nothing is {@code null}. */
+  public CachedObject {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(strategy, "strategy");
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(lastAccess, "lastAccess");
+  }
+}

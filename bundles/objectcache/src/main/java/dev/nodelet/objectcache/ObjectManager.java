@@ -1,0 +1,132 @@
+package dev.nodelet.objectcache;
+
+import dev.nodelet.objectcache.internal.StrategySwitchingManager;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Clock;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * Keeps the pods of this node and the objects of one {@link ResourceType} they reference (the kubelet's
+ * {@code cacheBasedManager}), in the store of the strategy in use.
+ *
+ * <p>Pods are keyed by namespace, name and UID. Registering a pod adds a reference for each name it references;
+ * registering it again adds only the names it did not reference before and deletes the names it dropped.
+ * Unregistering deletes the references of the stored copy; an unknown pod is ignored. Neither blocks on the network.
+ *
+ * <p>The {@code nodelet-configmap} and {@code nodelet-secret} bundles register their managers as services of this
+ * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}, for tools such as the shell.
+ *
+ * @param <T> the Kubernetes type of the objects
+ */
+@ProviderType
+public interface ObjectManager<T extends HasMetadata> extends PodListener {
+
+  /** The service property with the plural resource name of a manager service, e.g. {@code configmaps}. */
+  String RESOURCE_PROPERTY = "nodelet.resource";
+
+  /** The service property with the configuration PID of a manager service, e.g. {@code dev.nodelet.configmap}. */
+  String PID_PROPERTY = "nodelet.configuration.pid";
+
+  /** The strategy name a manager reports while no strategy service is available and it answers by itself. */
+  String BUILT_IN_STRATEGY = "get (built-in)";
+
+  /** @return the type of the objects */
+  ResourceType<T> type();
+
+  /**
+   * Returns an object as the strategy in use knows it. A get that has started finishes on the store it started on,
+   * also while the strategy changes.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return the object; never {@code null}. Callers must not modify it.
+   * @throws NotRegisteredException if no registered pod references it (not with the {@code get} strategy)
+   * @throws ObjectNotFoundException if the API server has no such object
+   * @throws CacheSyncException if the store could not sync it within its wait bound
+   * @throws IllegalStateException if the manager is closed
+   */
+  T get(String namespace, String name);
+
+  /** @return the name of the strategy in use, or {@value #BUILT_IN_STRATEGY} */
+  String strategy();
+
+  /** @return the registered pods, in registration order */
+  List<RegisteredPod> registeredPods();
+
+  /** @return the objects the registered pods reference, ordered by namespace and name */
+  List<CachedObject> objects();
+
+  /**
+   * Starts building a manager of ConfigMaps that finds the names of {@link ReferencedNames#configMaps}.
+   *
+   * @param client the client of the built-in {@code get} strategy; not closed by the manager
+   * @return a builder
+   */
+  static Builder<ConfigMap> configMaps(KubernetesClient client) {
+    return new Builder<>(client, ResourceType.CONFIG_MAPS, ReferencedNames::configMaps);
+  }
+
+  /**
+   * Starts building a manager of Secrets that finds the names of {@link ReferencedNames#secrets}.
+   *
+   * @param client the client of the built-in {@code get} strategy; not closed by the manager
+   * @return a builder
+   */
+  static Builder<Secret> secrets(KubernetesClient client) {
+    return new Builder<>(client, ResourceType.SECRETS, ReferencedNames::secrets);
+  }
+
+  /**
+   * Starts building a manager of any namespaced type.
+   *
+   * @param client the client of the built-in {@code get} strategy; not closed by the manager
+   * @param type the type of the objects
+   * @param referencedNames the names of the objects a pod references, each once
+   * @param <T> the Kubernetes type of the objects
+   * @return a builder
+   */
+  static <T extends HasMetadata> Builder<T> builder(KubernetesClient client, ResourceType<T> type,
+      Function<Pod, Set<String>> referencedNames) {
+    return new Builder<>(client, type, referencedNames);
+  }
+
+  /**
+   * Options of a manager.
+   *
+   * @param <T> the Kubernetes type of the objects
+   */
+  final class Builder<T extends HasMetadata> {
+    private final KubernetesClient client;
+    private final ResourceType<T> type;
+    private final Function<Pod, Set<String>> referencedNames;
+    private Clock clock = Clock.systemUTC();
+
+    private Builder(KubernetesClient client, ResourceType<T> type, Function<Pod, Set<String>> referencedNames) {
+      this.client = Objects.requireNonNull(client, "client");
+      this.type = Objects.requireNonNull(type, "type");
+      this.referencedNames = Objects.requireNonNull(referencedNames, "referencedNames");
+    }
+
+    /**
+     * @param clock the clock of the last access times; the system UTC clock by default
+     * @return this builder
+     */
+    public Builder<T> clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** @return a new manager that answers with the built-in {@code get} strategy until it is given another */
+    public SwitchableObjectManager<T> build() {
+      return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client));
+    }
+  }
+}

@@ -1,0 +1,13 @@
+package dev.nodelet.objectcache;
+
+/** What a store does about one object right now, as far as the store tells (see {@link ObjectStore#state}). */
+public enum ObjectState {
+  /** Kept fresh: its watch runs. */
+  RUNNING,
+  /** Not kept fresh because the store was closed; nothing restarts it. */
+  STOPPED,
+  /** Not kept fresh because nobody read it for a while; the next get starts it again. */
+  IDLE,
+  /** The object can no longer change; its copy is served from memory. */
+  IMMUTABLE
+}
