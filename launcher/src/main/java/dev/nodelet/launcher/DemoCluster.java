@@ -8,7 +8,10 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The demo world of the embedded API server: this node, two pods on it that reference ConfigMaps and Secrets in the
@@ -18,6 +21,9 @@ import java.util.List;
 final class DemoCluster {
 
   static final String NAMESPACE = "default";
+  static final String DRIVER_PID = "dev.nodelet.driver.example";
+  static final String DRIVER = "gpu.example.com";
+  static final int DEVICES = 8;
 
   private DemoCluster() {
   }
@@ -67,6 +73,34 @@ final class DemoCluster {
           + client.configMaps().inNamespace(NAMESPACE).list().getItems().size() + " configmaps, "
           + client.secrets().inNamespace(NAMESPACE).list().getItems().size() + " secrets in namespace "
           + NAMESPACE;
+    }
+  }
+
+  /** The example driver's configuration: a pool of this node's demo GPUs. */
+  static Map<String, Object> driverConfiguration() {
+    return Map.of("driver.name", DRIVER, "pool", "demo-gpus", "device.count", DEVICES);
+  }
+
+  /** Waits for the example driver's devices to be published as this node's ResourceSlices; one line. */
+  static String awaitSlices(EmbeddedApiServer server, String nodeName, Duration timeout) {
+    try (KubernetesClient client = server.newClient()) {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      List<ResourceSlice> slices;
+      do {
+        slices = client.resources(ResourceSlice.class).withField("spec.nodeName", nodeName)
+            .withField("spec.driver", DRIVER).list().getItems();
+        int devices = slices.stream().mapToInt(s -> s.getSpec().getDevices().size()).sum();
+        if (devices == DEVICES) {
+          return "dra: " + DRIVER + " published " + devices + " devices in " + slices.size()
+              + " ResourceSlice(s) (" + String.join(", ", slices.stream().map(s -> s.getMetadata().getName())
+                  .toList()) + ")";
+        }
+        Thread.sleep(100);
+      } while (System.nanoTime() < deadline);
+      return "dra: " + DRIVER + " has not published its " + DEVICES + " devices yet";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "dra: interrupted";
     }
   }
 

@@ -87,7 +87,10 @@ public final class Main {
       }, "nodelet-stop");
       stopper.setDaemon(true);
       stopper.start();
-      framework.start(Map.of("dev.nodelet.kube", kube));
+      // on the demo cluster, the example DRA driver reports a few devices of this node
+      Map<String, Map<String, Object>> factories = server == null ? Map.of()
+          : Map.of(DemoCluster.DRIVER_PID + "~demo", DemoCluster.driverConfiguration());
+      framework.start(Map.of("dev.nodelet.kube", kube), factories);
       NodeletFramework.Status status = framework.awaitReady(Duration.ofSeconds(options.readyTimeoutSeconds()),
           options.nodeName(), server != null);
       if (stopRequested.getCount() == 0) {
@@ -102,6 +105,8 @@ public final class Main {
           status.services()));
       if (server != null) {
         out.println("  " + DemoCluster.summary(server, options.nodeName()));
+        out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),
+            Duration.ofSeconds(options.readyTimeoutSeconds())));
       }
       out.println("  configuration: " + options.etcDir().toAbsolutePath() + "; stop with Ctrl-C");
 

@@ -34,7 +34,8 @@ import org.osgi.framework.launch.Framework;
 final class NodeletFramework {
 
   static final List<String> REQUIRED_SERVICES = List.of(
-      "io.fabric8.kubernetes.client.KubernetesClient", "dev.nodelet.kube.NodeIdentity");
+      "io.fabric8.kubernetes.client.KubernetesClient", "dev.nodelet.kube.NodeIdentity",
+      "dev.nodelet.objectcache.StoreStrategy");
 
   record Status(boolean ready, String missing, long activeBundles, List<String> services) {
   }
@@ -79,10 +80,12 @@ final class NodeletFramework {
   }
 
   /**
-   * Starts the framework and the bundles; Nodelet's own bundles start last, after {@code configuration} is in
-   * Config Admin, so their components activate once, with it.
+   * Starts the framework and the bundles; Nodelet's own bundles start last, after {@code configuration} and
+   * {@code factoryConfiguration} (keyed {@code factoryPid~name}) are in Config Admin, so their components activate
+   * once, with it.
    */
-  void start(Map<String, Map<String, Object>> configuration) throws Exception {
+  void start(Map<String, Map<String, Object>> configuration, Map<String, Map<String, Object>> factoryConfiguration)
+      throws Exception {
     List<Path> jars;
     try (Stream<Path> files = Files.list(bundlesDir)) {
       jars = files.filter(p -> p.toString().endsWith(".jar")).sorted().collect(Collectors.toList());
@@ -112,6 +115,9 @@ final class NodeletFramework {
           for (Map.Entry<String, Map<String, Object>> pid : configuration.entrySet()) {
             configure(pid.getKey(), pid.getValue());
           }
+          for (Map.Entry<String, Map<String, Object>> pid : factoryConfiguration.entrySet()) {
+            configure(pid.getKey(), pid.getValue());
+          }
           configured = true;
         }
         if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
@@ -132,7 +138,7 @@ final class NodeletFramework {
     return name.startsWith("nodelet-") ? 2 : 1;
   }
 
-  /** Sets the configuration of a PID through Config Admin. */
+  /** Sets the configuration of a PID, or of a named factory configuration {@code factoryPid~name}. */
   void configure(String pid, Map<String, Object> properties) throws Exception {
     BundleContext context = framework.getBundleContext();
     ServiceReference<?> ref = await(() -> Optional.ofNullable(
@@ -142,8 +148,11 @@ final class NodeletFramework {
     try {
       Class<?> adminType = ref.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin");
       Class<?> configurationType = ref.getBundle().loadClass("org.osgi.service.cm.Configuration");
-      Object configuration = adminType.getMethod("getConfiguration", String.class, String.class)
-          .invoke(admin, pid, "?");
+      int tilde = pid.indexOf('~');
+      Object configuration = tilde < 0
+          ? adminType.getMethod("getConfiguration", String.class, String.class).invoke(admin, pid, "?")
+          : adminType.getMethod("getFactoryConfiguration", String.class, String.class, String.class)
+              .invoke(admin, pid.substring(0, tilde), pid.substring(tilde + 1), "?");
       Dictionary<String, Object> dictionary = new Hashtable<>(properties);
       configurationType.getMethod("update", Dictionary.class).invoke(configuration, dictionary);
     } finally {

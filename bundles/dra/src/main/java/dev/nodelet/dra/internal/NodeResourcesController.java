@@ -266,6 +266,10 @@ public final class NodeResourcesController implements AutoCloseable {
     try {
       sync(name);
       queue.forget(name);
+    } catch (NodeNotKnownException e) {
+      // usual at start-up, until NodeIdentity has seen the Node: no stack trace for it
+      LOG.debug("DRA driver {} waits: {}", name, e.getMessage());
+      queue.addRateLimited(name);
     } catch (RuntimeException e) {
       // API errors and bugs alike (the kubelet recovers panics here): retry with rate limiting
       LOG.error("Syncing the ResourceSlices of DRA driver {} failed, retrying", name, e);
@@ -320,7 +324,7 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   private ResourceSlice newSlice(String driver, ResourceSliceSpec spec) {
-    String uid = nodeUid.get().orElseThrow(() -> new IllegalStateException(
+    String uid = nodeUid.get().orElseThrow(() -> new NodeNotKnownException(
         "the UID of Node " + nodeName + " is not known yet, so a ResourceSlice cannot be owned by it"));
     return new ResourceSliceBuilder()
         .withNewMetadata()
@@ -445,6 +449,13 @@ public final class NodeResourcesController implements AutoCloseable {
 
     public NodeResourcesController build() {
       return new NodeResourcesController(this);
+    }
+  }
+
+  /** The Node's UID is not known yet, so nothing can be created that it owns; retried with rate limiting. */
+  private static final class NodeNotKnownException extends IllegalStateException {
+    NodeNotKnownException(String message) {
+      super(message);
     }
   }
 }

@@ -1,0 +1,169 @@
+package dev.nodelet.configmap.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.objectcache.NotRegisteredException;
+import dev.nodelet.objectcache.RegisteredPod;
+import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.store.ttl.TtlStoreStrategy;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+class ConfigMapManagerComponentTest {
+
+  private static final String SELECTOR = "metadata.name=settings";
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private WatchStoreStrategy watch;
+  private TtlStoreStrategy ttl;
+  private ConfigMapManagerComponent component;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    watch = WatchStoreStrategy.builder(client).build();
+    ttl = TtlStoreStrategy.builder(client).build();
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("settings")
+        .endMetadata().addToData("mode", "fast").build()).create();
+    ConfigMapManagerConfiguration config = Converters.standardConverter().convert(Map.of())
+        .to(ConfigMapManagerConfiguration.class);
+    component = new ConfigMapManagerComponent(client, config);
+  }
+
+  @AfterEach
+  void stop() {
+    component.deactivate();
+    watch.close();
+    ttl.close();
+    client.close();
+    server.close();
+  }
+
+  private static Map<String, Object> properties(String strategy, long id) {
+    return Map.of(StoreStrategy.PROPERTY, strategy, "service.id", id);
+  }
+
+  /** A pod that reads the ConfigMap "settings" through envFrom. */
+  private static Pod pod(String name, String uid) {
+    return new PodBuilder().withNewMetadata().withNamespace("ns").withName(name).withUid(uid).endMetadata()
+        .withNewSpec().addNewContainer().withName("c").addNewEnvFrom().withNewConfigMapRef().withName("settings")
+        .endConfigMapRef().endEnvFrom().endContainer().endSpec().build();
+  }
+
+  @Test
+  void theDefaultTargetIsTheWatchStrategy() {
+    ConfigMapManagerConfiguration config = Converters.standardConverter().convert(Map.of())
+        .to(ConfigMapManagerConfiguration.class);
+    assertThat(config.strategy_target()).isEqualTo("(nodelet.strategy=watch)");
+  }
+
+  @Test
+  void theBuiltInGetAnswersUntilAStrategyIsBound() {
+    assertThat(component.strategy()).isEqualTo("get (built-in)");
+    long gets = server.requestCount(Verb.GET, "configmaps");
+    assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
+    assertThat(server.requestCount(Verb.GET, "configmaps")).isEqualTo(gets + 1);
+  }
+
+  @Test
+  void registrationsSurviveEveryStrategyChange() {
+    component.registerPod(pod("p", "u1"));
+    component.bindStrategy(watch, properties("watch", 1));
+    assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
+    assertThatThrownBy(() -> component.getConfigMap("ns", "other"))
+        .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"other\" not registered");
+
+    // a new strategy.target: SCR binds the new match, then unbinds the old one
+    component.bindStrategy(ttl, properties("ttl", 2));
+    component.unbindStrategy(watch, properties("watch", 1));
+    assertThat(component.strategy()).isEqualTo("ttl");
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
+    assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
+
+    component.unbindStrategy(ttl, properties("ttl", 2));
+    assertThat(component.strategy()).isEqualTo("get (built-in)");
+    component.bindStrategy(watch, properties("watch", 3));
+    assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
+    assertThat(component.registeredPods()).containsExactly(new RegisteredPod("ns", "p", "u1", List.of("settings")));
+  }
+
+  @Test
+  void noGetFailsWhileTheStrategyChanges() throws Exception {
+    component.registerPod(pod("p", "u1"));
+    component.bindStrategy(watch, properties("watch", 1));
+    AtomicBoolean running = new AtomicBoolean(true);
+    ExecutorService getters = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<Integer>> results = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        results.add(getters.submit(() -> {
+          int gets = 0;
+          while (running.get()) {
+            assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
+            gets++;
+          }
+          return gets;
+        }));
+      }
+      for (int i = 0; i < 5; i++) {
+        component.bindStrategy(ttl, properties("ttl", 10 + i));
+        component.unbindStrategy(watch, properties("watch", 1));
+        component.bindStrategy(watch, properties("watch", 1));
+        component.unbindStrategy(ttl, properties("ttl", 10 + i));
+      }
+      running.set(false);
+      for (Future<Integer> result : results) {
+        assertThat(result.get(30, TimeUnit.SECONDS)).isPositive();
+      }
+    } finally {
+      getters.shutdownNow();
+    }
+    assertThat(component.strategy()).isEqualTo("watch");
+  }
+
+  @Test
+  void registeringNeverWaitsForTheApiServer() {
+    component.bindStrategy(watch, properties("watch", 1));
+    server.delayResponses(Duration.ofSeconds(3));
+    long start = System.nanoTime();
+    component.registerPod(pod("p", "u1"));
+    component.registerPod(pod("q", "u2"));
+    component.unregisterPod(pod("p", "u1"));
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(500));
+    server.delayResponses(Duration.ZERO);
+  }
+
+  @Test
+  void deactivationStopsEveryWatch() {
+    component.bindStrategy(watch, properties("watch", 1));
+    component.registerPod(pod("p", "u1"));
+    component.getConfigMap("ns", "settings");
+    component.deactivate();
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
+    assertThatThrownBy(() -> component.getConfigMap("ns", "settings"))
+        .isInstanceOf(IllegalStateException.class).hasMessage("the configmaps manager is closed");
+  }
+}
