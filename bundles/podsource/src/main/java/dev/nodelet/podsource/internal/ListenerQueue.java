@@ -1,0 +1,115 @@
+package dev.nodelet.podsource.internal;
+
+import dev.nodelet.objectcache.PodListener;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pod events still to deliver to one listener, delivered in order by at most one pooled thread at a time.
+ *
+ * <p>Only the latest event per pod is kept: both calls are idempotent and a register carries the whole pod, so a
+ * listener that falls behind skips intermediate versions instead of queueing them. The queue is thus bounded by the
+ * number of pods on the node, whatever the listener's speed.
+ */
+final class ListenerQueue {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ListenerQueue.class);
+
+  private record Event(boolean register, Pod pod) {
+  }
+
+  private final PodListener listener;
+  private final Executor executor;
+
+  // guarded by this
+  private final Map<PodKey, Event> pending = new LinkedHashMap<>();
+  private boolean scheduled;
+  private boolean cancelled;
+
+  ListenerQueue(PodListener listener, Executor executor) {
+    this.listener = listener;
+    this.executor = executor;
+  }
+
+  void register(PodKey key, Pod pod) {
+    offer(key, new Event(true, pod));
+  }
+
+  void unregister(PodKey key, Pod pod) {
+    offer(key, new Event(false, pod));
+  }
+
+  /** Drops what is pending; a call in progress finishes. */
+  synchronized void cancel() {
+    cancelled = true;
+    pending.clear();
+  }
+
+  private synchronized void offer(PodKey key, Event event) {
+    if (cancelled) {
+      return;
+    }
+    // re-inserted at the end, so that events of different pods keep their order
+    pending.remove(key);
+    pending.put(key, event);
+    schedule();
+  }
+
+  private void schedule() {
+    if (scheduled || pending.isEmpty()) {
+      return;
+    }
+    try {
+      executor.execute(this::drain);
+      scheduled = true;
+    } catch (RejectedExecutionException e) {
+      // the pod source is closing: nothing is delivered any more
+      pending.clear();
+    }
+  }
+
+  private void drain() {
+    List<Event> batch;
+    synchronized (this) {
+      batch = new ArrayList<>(pending.values());
+      pending.clear();
+    }
+    try {
+      for (Event event : batch) {
+        synchronized (this) {
+          if (cancelled) {
+            return;
+          }
+        }
+        deliver(event);
+      }
+    } finally {
+      synchronized (this) {
+        scheduled = false;
+        // events that came during the batch queue up behind the other listeners' batches
+        schedule();
+      }
+    }
+  }
+
+  private void deliver(Event event) {
+    try {
+      if (event.register()) {
+        listener.registerPod(event.pod());
+      } else {
+        listener.unregisterPod(event.pod());
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("{} failed to {} pod {}/{}: {}", listener.getClass().getName(),
+          event.register() ? "register" : "unregister", event.pod().getMetadata().getNamespace(),
+          event.pod().getMetadata().getName(), e.toString());
+    }
+  }
+}

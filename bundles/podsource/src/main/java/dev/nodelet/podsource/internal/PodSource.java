@@ -1,0 +1,153 @@
+package dev.nodelet.podsource.internal;
+
+import dev.nodelet.objectcache.PodListener;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches the pods with {@code spec.nodeName=<node>} and tells every listener: register on add and update,
+ * unregister on delete. A listener added later first receives every pod known so far.
+ *
+ * <p>Each listener has its own {@link ListenerQueue}, served by a small shared pool: a slow listener holds at most
+ * one pool thread and a failing one is logged and skipped, so with {@code n} threads up to {@code n - 1} slow
+ * listeners cannot hold up the others. Pool threads end when idle for a while; {@link #close()} ends them all.
+ */
+final class PodSource implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PodSource.class);
+
+  private static final long IDLE_THREAD_SECONDS = 30;
+  private static final long CLOSE_WAIT_SECONDS = 5;
+
+  private final KubernetesClient client;
+  private final String nodeName;
+  private final ThreadPoolExecutor executor;
+
+  // guarded by this
+  private final Map<PodKey, Pod> pods = new LinkedHashMap<>();
+  private final Map<PodListener, ListenerQueue> listeners = new IdentityHashMap<>();
+  private SharedIndexInformer<Pod> informer;
+
+  /**
+   * @param client the client to watch with; not closed here
+   * @param nodeName the node whose pods to watch
+   * @param threads the number of threads that call listeners, at least 1
+   */
+  PodSource(KubernetesClient client, String nodeName, int threads) {
+    this.client = Objects.requireNonNull(client, "client");
+    this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
+    if (threads < 1) {
+      throw new IllegalArgumentException("listener.threads must be at least 1, was " + threads);
+    }
+    this.executor = new ThreadPoolExecutor(threads, threads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), threadFactory());
+    executor.allowCoreThreadTimeOut(true);
+  }
+
+  private static ThreadFactory threadFactory() {
+    AtomicInteger count = new AtomicInteger();
+    return r -> {
+      Thread thread = new Thread(r, "nodelet-podsource-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  /** Starts the watch without waiting for its first list. */
+  synchronized void start() {
+    if (informer != null) {
+      throw new IllegalStateException("the pod source is started already");
+    }
+    informer = client.pods().inAnyNamespace().withField("spec.nodeName", nodeName).runnableInformer(0);
+    informer.addEventHandler(new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(Pod pod) {
+        added(pod);
+      }
+
+      @Override
+      public void onUpdate(Pod old, Pod pod) {
+        if (!PodKey.of(old).equals(PodKey.of(pod))) {
+          deleted(old);
+        }
+        added(pod);
+      }
+
+      @Override
+      public void onDelete(Pod pod, boolean finalStateUnknown) {
+        deleted(pod);
+      }
+    });
+    // keep retrying with backoff, also when the first list fails
+    informer.exceptionHandler((started, error) -> {
+      LOG.debug("Watch of the pods of node {} failed, retrying: {}", nodeName, error.toString());
+      return true;
+    });
+    informer.start();
+    LOG.info("Watching the pods of node {}", nodeName);
+  }
+
+  private synchronized void added(Pod pod) {
+    PodKey key = PodKey.of(pod);
+    pods.put(key, pod);
+    listeners.values().forEach(queue -> queue.register(key, pod));
+  }
+
+  private synchronized void deleted(Pod pod) {
+    PodKey key = PodKey.of(pod);
+    pods.remove(key);
+    listeners.values().forEach(queue -> queue.unregister(key, pod));
+  }
+
+  /** Adds a listener and registers every pod known so far with it. */
+  synchronized void addListener(PodListener listener) {
+    ListenerQueue queue = new ListenerQueue(listener, executor);
+    if (listeners.putIfAbsent(listener, queue) == null) {
+      pods.forEach(queue::register);
+    }
+  }
+
+  /** Removes a listener; events not yet delivered to it are dropped. */
+  synchronized void removeListener(PodListener listener) {
+    ListenerQueue queue = listeners.remove(listener);
+    if (queue != null) {
+      queue.cancel();
+    }
+  }
+
+  /** Stops the watch and the listener threads, waiting a little for calls in progress. Idempotent. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (informer != null) {
+        informer.stop();
+      }
+      listeners.values().forEach(ListenerQueue::cancel);
+      listeners.clear();
+    }
+    executor.shutdown();
+    try {
+      if (!executor.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+        LOG.warn("A PodListener of node {} did not return within {} s; interrupting it", nodeName,
+            CLOSE_WAIT_SECONDS);
+        executor.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      executor.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}
