@@ -7,6 +7,7 @@ import java.net.UnknownHostException;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.Optional;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
@@ -23,6 +24,10 @@ import org.slf4j.LoggerFactory;
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
  * registers nothing at all. Every configuration change re-activates the component with a new client.
  */
+// the services are registered from code, so bnd cannot see them: declare them for resolvers such as Karaf's
+@Capability(namespace = "osgi.service",
+    attribute = "objectClass:List<String>=\"io.fabric8.kubernetes.client.KubernetesClient\"")
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.kube.NodeIdentity\"")
 @Component(configurationPid = KubeComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
     immediate = true)
 @Designate(ocd = KubeConfiguration.class)

@@ -1,0 +1,64 @@
+package dev.nodelet.dra.grpc.internal;
+
+import dev.nodelet.dra.DraDriver;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * Registers a {@link DraDriver} service for every external driver that registers through the folder. A configuration
+ * change re-activates the component: the drivers are withdrawn and registered again, which the controller's grace
+ * period absorbs.
+ */
+@Component(configurationPid = GrpcDraComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
+    immediate = true, service = {})
+@Designate(ocd = GrpcDraConfiguration.class)
+public final class GrpcDraComponent {
+
+  public static final String PID = "dev.nodelet.dra.grpc";
+  /** Service properties of a registered driver, for the shell and for targeted references. */
+  public static final String DRIVER_NAME_PROPERTY = "nodelet.dra.driver";
+  public static final String ENDPOINT_PROPERTY = "nodelet.dra.grpc.endpoint";
+  public static final String REGISTRATION_PROPERTY = "nodelet.dra.grpc.registration";
+
+  private final Transport transport;
+  private final RegistrationWatcher watcher;
+
+  @Activate
+  public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config) {
+    transport = new Transport(config.io_threads());
+    Registrar registrar = new Registrar(transport, Duration.ofMillis(config.handshake_timeout_millis()));
+    watcher = new RegistrationWatcher(Path.of(config.registration_folder()),
+        Duration.ofMillis(config.poll_interval_millis()), registrar, (driver, socket) -> {
+          Dictionary<String, Object> properties = new Hashtable<>();
+          properties.put(DRIVER_NAME_PROPERTY, driver.driverName());
+          properties.put(ENDPOINT_PROPERTY, driver.endpoint().toString());
+          properties.put(REGISTRATION_PROPERTY, socket.toString());
+          ServiceRegistration<DraDriver> registration = context.registerService(DraDriver.class, driver, properties);
+          return () -> unregister(registration);
+        });
+    watcher.start();
+  }
+
+  @Deactivate
+  void deactivate() {
+    watcher.close();
+    transport.close();
+  }
+
+  private static void unregister(ServiceRegistration<?> registration) {
+    try {
+      registration.unregister();
+    } catch (IllegalStateException e) {
+      // unregistered already: the bundle is stopping
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package dev.nodelet.dra.grpc.internal;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.SnapshotListener;
+import dev.nodelet.dra.Subscription;
+import dev.nodelet.dra.grpc.v1.DRAPluginGrpc;
+import dev.nodelet.dra.grpc.v1.ListAndWatchResourcesRequest;
+import dev.nodelet.dra.grpc.v1.ListAndWatchResourcesResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One registered external driver as a {@link DraDriver}: every subscription is one {@code ListAndWatchResources}
+ * call on a channel of its own, so a failed call leaves no connection state behind for the next attempt.
+ */
+final class GrpcDraDriver implements DraDriver {
+
+  private final String driverName;
+  private final Path endpoint;
+  private final Transport transport;
+
+  GrpcDraDriver(String driverName, Path endpoint, Transport transport) {
+    this.driverName = driverName;
+    this.endpoint = endpoint;
+    this.transport = transport;
+  }
+
+  @Override
+  public String driverName() {
+    return driverName;
+  }
+
+  Path endpoint() {
+    return endpoint;
+  }
+
+  @Override
+  public Subscription subscribe(SnapshotListener listener) {
+    Stream stream = new Stream(transport.channel(endpoint), listener);
+    DRAPluginGrpc.newStub(stream.channel).listAndWatchResources(ListAndWatchResourcesRequest.getDefaultInstance(),
+        stream);
+    return stream;
+  }
+
+  @Override
+  public String toString() {
+    return "external DRA driver " + driverName + " at " + endpoint;
+  }
+
+  /**
+   * One call. gRPC calls the observer from one thread at a time; {@code ended} makes sure that the listener hears
+   * of the end once and nothing after it, whichever of the driver, a malformed message or {@link #close} ends it.
+   */
+  private final class Stream implements StreamObserver<ListAndWatchResourcesResponse>, Subscription {
+
+    private final ManagedChannel channel;
+    private final SnapshotListener listener;
+    private final AtomicBoolean ended = new AtomicBoolean();
+
+    Stream(ManagedChannel channel, SnapshotListener listener) {
+      this.channel = channel;
+      this.listener = listener;
+    }
+
+    @Override
+    public void onNext(ListAndWatchResourcesResponse response) {
+      if (ended.get()) {
+        return;
+      }
+      try {
+        listener.onSnapshot(SnapshotDecoder.decode(response));
+      } catch (IllegalArgumentException e) {
+        if (end()) {
+          listener.onError(new ExternalDriverException("DRA driver " + driverName + " sent a malformed snapshot: "
+              + e.getMessage(), e), true);
+        }
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      if (!end()) {
+        return;
+      }
+      Status status = Status.fromThrowable(t);
+      if (status.getCode() == Status.Code.UNIMPLEMENTED) {
+        listener.onError(new ExternalDriverException("DRA driver " + driverName
+            + " does not implement ListAndWatchResources: " + status, t), false);
+      } else if (causedByParseError(t)) {
+        listener.onError(new ExternalDriverException("DRA driver " + driverName + " sent a malformed message that"
+            + " is not a nodelet.dra.v1.ListAndWatchResourcesResponse: " + status, t), true);
+      } else {
+        listener.onError(new ExternalDriverException("ListAndWatchResources of DRA driver " + driverName + " on "
+            + endpoint + " failed: " + status, t), true);
+      }
+    }
+
+    @Override
+    public void onCompleted() {
+      if (end()) {
+        listener.onCompleted();
+      }
+    }
+
+    @Override
+    public void close() {
+      end();
+    }
+
+    /** Marks the end and shuts the channel down, which cancels the call; true for the first caller only. */
+    private boolean end() {
+      if (!ended.compareAndSet(false, true)) {
+        return false;
+      }
+      channel.shutdownNow();
+      return true;
+    }
+
+    private static boolean causedByParseError(Throwable t) {
+      for (Throwable c = t; c != null; c = c.getCause()) {
+        if (c instanceof InvalidProtocolBufferException) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+}

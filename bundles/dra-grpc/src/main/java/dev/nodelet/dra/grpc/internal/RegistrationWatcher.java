@@ -1,0 +1,220 @@
+package dev.nodelet.dra.grpc.internal;
+
+import dev.nodelet.dra.grpc.internal.SocketFiles.FileId;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches the registration folder on one thread and keeps one published {@link GrpcDraDriver} per registration
+ * socket that passed the handshake, like the kubelet's plugin watcher.
+ *
+ * <p>The folder is polled rather than watched through inotify: a poll also sees a changed mode (a socket or the
+ * folder made loose, or fixed) and a socket replaced under the same name by a restarted driver (a new inode),
+ * and it needs no thread besides this one. A replaced socket registers again; the new driver is published before the
+ * old one is withdrawn, so the controller never sees the driver gone. Files whose name starts with {@code .} are
+ * ignored, so a driver can bind a socket under such a name, restrict its mode and then rename it into place.
+ */
+final class RegistrationWatcher implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RegistrationWatcher.class);
+  private static final Duration MAX_RETRY_DELAY = Duration.ofSeconds(30);
+
+  /** Publishes a registered driver (as an OSGi service); the returned action withdraws it. */
+  @FunctionalInterface
+  interface Publisher {
+    Runnable publish(GrpcDraDriver driver, Path registrationSocket);
+  }
+
+  /** One socket file and what became of it; only the watcher thread touches these. */
+  private static final class Entry {
+    final FileId id;
+    final Runnable unpublish; // null unless registered
+    final long retryAtNanos; // Long.MAX_VALUE: only a new file or mode tries again
+    final Duration retryDelay;
+
+    Entry(FileId id, Runnable unpublish, long retryAtNanos, Duration retryDelay) {
+      this.id = id;
+      this.unpublish = unpublish;
+      this.retryAtNanos = retryAtNanos;
+      this.retryDelay = retryDelay;
+    }
+
+    void withdraw() {
+      if (unpublish != null) {
+        unpublish.run();
+      }
+    }
+  }
+
+  private final Path folder;
+  private final Duration pollInterval;
+  private final Registrar registrar;
+  private final Publisher publisher;
+  private final CountDownLatch closing = new CountDownLatch(1);
+  private final Thread thread;
+  private final Map<Path, Entry> entries = new HashMap<>();
+  private String folderProblem = "";
+
+  RegistrationWatcher(Path folder, Duration pollInterval, Registrar registrar, Publisher publisher) {
+    this.folder = folder;
+    this.pollInterval = pollInterval;
+    this.registrar = registrar;
+    this.publisher = publisher;
+    this.thread = new Thread(this::run, Transport.THREAD_PREFIX + "-watcher");
+    thread.setDaemon(true);
+  }
+
+  void start() {
+    thread.start();
+  }
+
+  /** Stops the thread and withdraws every published driver. */
+  @Override
+  public void close() {
+    closing.countDown();
+    thread.interrupt(); // ends a handshake in progress at once
+    try {
+      thread.join(TimeUnit.SECONDS.toMillis(10));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (thread.isAlive()) {
+      LOG.warn("The registration watcher of {} did not stop within 10 s", folder);
+    }
+  }
+
+  private void run() {
+    LOG.info("Watching {} for DRA driver registration sockets", folder);
+    try {
+      do {
+        scan();
+      } while (!closing.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS));
+    } catch (InterruptedException e) {
+      // close() asked us to stop
+    } catch (RuntimeException | Error e) {
+      LOG.error("The registration watcher of {} failed; no driver registers until the component restarts", folder, e);
+    } finally {
+      entries.values().forEach(RegistrationWatcher::withdrawQuietly);
+      entries.clear();
+      LOG.info("Stopped watching {}", folder);
+    }
+  }
+
+  private void scan() {
+    Map<Path, FileId> sockets = sockets();
+    for (Iterator<Map.Entry<Path, Entry>> it = entries.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Path, Entry> e = it.next();
+      if (!sockets.containsKey(e.getKey())) {
+        it.remove();
+        if (e.getValue().unpublish != null) {
+          LOG.info("Registration socket {} is gone; its DRA driver is withdrawn", e.getKey());
+        }
+        withdrawQuietly(e.getValue());
+      }
+    }
+    for (Map.Entry<Path, FileId> s : sockets.entrySet()) {
+      if (closing.getCount() == 0) {
+        return;
+      }
+      Entry previous = entries.get(s.getKey());
+      boolean sameFile = previous != null && previous.id.equals(s.getValue());
+      if (sameFile && System.nanoTime() < previous.retryAtNanos) {
+        continue;
+      }
+      entries.put(s.getKey(), attempt(s.getKey(), s.getValue(), sameFile ? previous : null));
+      if (previous != null) {
+        withdrawQuietly(previous); // after the replacement is published: no gap
+      }
+    }
+  }
+
+  /** The sockets in the folder, or none while the folder is missing or loose. */
+  private Map<Path, FileId> sockets() {
+    Map<Path, FileId> sockets = new TreeMap<>();
+    String problem;
+    try {
+      problem = SocketFiles.folderProblem(folder, SocketFiles.mode(folder));
+      if (problem == null) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(folder)) {
+          for (Path file : files) {
+            FileId id = file.getFileName().toString().startsWith(".") ? null : SocketFiles.id(file);
+            if (id != null && SocketFiles.isSocket(id.mode())) {
+              sockets.put(file, id);
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      problem = "cannot read registration folder " + folder + ": " + e;
+      sockets.clear();
+    }
+    if (!Objects.equals(problem, folderProblem)) {
+      if (problem != null) {
+        LOG.error("{}", problem);
+      } else if (!folderProblem.isEmpty()) {
+        LOG.info("Registration folder {} is usable again", folder);
+      }
+      folderProblem = problem;
+    }
+    return sockets;
+  }
+
+  private Entry attempt(Path socket, FileId id, Entry failedBefore) {
+    String problem = SocketFiles.socketProblem("registration socket", socket, id.mode());
+    if (problem != null) {
+      LOG.error("{}; the driver is not registered", problem);
+      return new Entry(id, null, Long.MAX_VALUE, null);
+    }
+    try {
+      GrpcDraDriver driver = registrar.register(socket);
+      Runnable unpublish = publisher.publish(driver, socket);
+      LOG.info("Registered DRA driver {} from {} (endpoint {})", driver.driverName(), socket, driver.endpoint());
+      return new Entry(id, unpublish, Long.MAX_VALUE, null);
+    } catch (Registrar.RefusedException e) {
+      LOG.error("DRA driver registration refused: {}", e.getMessage());
+      return new Entry(id, null, Long.MAX_VALUE, null);
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+        LOG.error("Socket {} does not serve pluginregistration.Registration; it is ignored until it is replaced",
+            socket);
+        return new Entry(id, null, Long.MAX_VALUE, null);
+      }
+      // a stale socket of a dead driver, or one that has bound but not yet listens: try again, less and less often
+      Duration delay = failedBefore == null || failedBefore.retryDelay == null ? pollInterval
+          : min(failedBefore.retryDelay.multipliedBy(2), MAX_RETRY_DELAY);
+      if (failedBefore == null) {
+        LOG.warn("Registration socket {} did not answer ({}); trying again until it does", socket, e.getStatus());
+      } else {
+        LOG.debug("Registration socket {} did not answer ({}); next try in {} ms", socket, e.getStatus(),
+            delay.toMillis());
+      }
+      return new Entry(id, null, System.nanoTime() + delay.toNanos(), delay);
+    }
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  private static void withdrawQuietly(Entry entry) {
+    try {
+      entry.withdraw();
+    } catch (RuntimeException e) {
+      LOG.warn("Withdrawing a DRA driver failed", e);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+package dev.nodelet.dra.grpc.internal;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gRPC client side of every driver connection: one epoll event loop group, owned here and shut down on
+ * {@link #close()}. Channels are built with Netty's builder and an explicit channel type, so grpc-java never looks
+ * for a transport provider through {@code ServiceLoader} (which would search across bundles), and callbacks run on
+ * the event loop ({@code directExecutor}), so grpc-java's shared executor threads are never started.
+ */
+final class Transport implements AutoCloseable {
+
+  static final String THREAD_PREFIX = "nodelet-dra-grpc";
+
+  private final EventLoopGroup group;
+
+  Transport(int threads) {
+    if (!Epoll.isAvailable()) {
+      throw new IllegalStateException("unix domain sockets need Netty's epoll transport, which is not available"
+          + " here: " + Epoll.unavailabilityCause());
+    }
+    group = new EpollEventLoopGroup(threads, new DefaultThreadFactory(THREAD_PREFIX + "-io", true));
+  }
+
+  /** A plaintext channel to the gRPC server on a unix socket; the caller shuts it down. */
+  ManagedChannel channel(Path socket) {
+    return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+        .eventLoopGroup(group)
+        .channelType(EpollDomainSocketChannel.class)
+        .usePlaintext()
+        .overrideAuthority("localhost")
+        .directExecutor()
+        .build();
+  }
+
+  /** Stops the event loop threads; channels still open fail. Waits a bounded time for the threads to end. */
+  @Override
+  public void close() {
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+  }
+}

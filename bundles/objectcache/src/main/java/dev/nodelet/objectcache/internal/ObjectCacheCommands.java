@@ -1,0 +1,220 @@
+package dev.nodelet.objectcache.internal;
+
+import dev.nodelet.objectcache.CachedObject;
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.RegisteredPod;
+import dev.nodelet.objectcache.StoreStrategy;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.regex.Pattern;
+import org.osgi.service.cm.Configuration;
+import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+
+/**
+ * Gogo commands on the ConfigMap and Secret managers: {@code nodelet:pods}, {@code nodelet:objects},
+ * {@code nodelet:get} and {@code nodelet:strategy}. They show names, counts and states; Secret data only with
+ * {@code --show-secret}.
+ */
+@Component(service = ObjectCacheCommands.class, property = {
+    "osgi.command.scope=nodelet",
+    "osgi.command.function=pods",
+    "osgi.command.function=objects",
+    "osgi.command.function=get",
+    "osgi.command.function=strategy"})
+public final class ObjectCacheCommands {
+
+  static final String SHOW_SECRET = "--show-secret";
+
+  /** What a shown Secret carries instead of the value of a data key. */
+  static final String REDACTED = "<redacted, %d bytes>";
+
+  /** kubectl keeps the whole applied object, Secret data included, in this annotation. */
+  private static final String LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+  /** Strategy names go into an LDAP filter: no filter syntax may pass. */
+  private static final Pattern STRATEGY_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+
+  private record Managed(ObjectManager<?> manager, String pid) {
+  }
+
+  /** Keyed by plural resource name, so listings come in a stable order. */
+  private final Map<String, Managed> managers = new ConcurrentSkipListMap<>();
+  private final KubernetesSerialization serialization = new KubernetesSerialization();
+
+  @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  private volatile ConfigurationAdmin configurationAdmin;
+
+  @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void addManager(ObjectManager<?> manager, Map<String, Object> properties) {
+    Object pid = properties.get(ObjectManager.PID_PROPERTY);
+    managers.put(manager.type().plural(), new Managed(manager, pid == null ? null : pid.toString()));
+  }
+
+  void removeManager(ObjectManager<?> manager, Map<String, Object> properties) {
+    managers.computeIfPresent(manager.type().plural(),
+        (plural, managed) -> managed.manager() == manager ? null : managed);
+  }
+
+  /** {@code nodelet:pods}: every registered pod and the objects it references, per manager. */
+  public String pods() {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"RESOURCE", "NAMESPACE", "POD", "UID", "REFERENCES"});
+    managers.forEach((plural, managed) -> {
+      for (RegisteredPod pod : managed.manager().registeredPods()) {
+        rows.add(new String[] {plural, pod.namespace(), pod.name(), pod.uid(), String.join(",", pod.references())});
+      }
+    });
+    return table(rows);
+  }
+
+  /** {@code nodelet:objects}: every referenced object with its strategy, state, reference count and last access. */
+  public String objects() {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"RESOURCE", "NAMESPACE", "NAME", "STRATEGY", "STATE", "REFERENCES", "LAST-ACCESS"});
+    managers.forEach((plural, managed) -> {
+      for (CachedObject object : managed.manager().objects()) {
+        rows.add(new String[] {plural, object.namespace(), object.name(), object.strategy(),
+            object.state().map(s -> s.name().toLowerCase()).orElse("-"), Integer.toString(object.references()),
+            object.lastAccess().map(Object::toString).orElse("never")});
+      }
+    });
+    return table(rows);
+  }
+
+  /** {@code nodelet:get <configmap|secret> <namespace> <name>}: one object as YAML, Secret data redacted. */
+  public String get(String kind, String namespace, String name) {
+    return show(manager(kind).manager().get(namespace, name), false);
+  }
+
+  /** {@code nodelet:get --show-secret <configmap|secret> <namespace> <name>}: one object, Secret data included. */
+  public String get(String option, String kind, String namespace, String name) {
+    if (!SHOW_SECRET.equals(option)) {
+      throw new IllegalArgumentException("unknown option " + option + ", the only option is " + SHOW_SECRET);
+    }
+    return show(manager(kind).manager().get(namespace, name), true);
+  }
+
+  /** {@code nodelet:strategy}: the strategy each manager uses now. */
+  public String strategy() {
+    StringBuilder out = new StringBuilder();
+    managers.forEach((plural, managed) -> out.append(plural).append(": ").append(managed.manager().strategy())
+        .append('\n'));
+    return out.toString();
+  }
+
+  /** {@code nodelet:strategy <configmap|secret>}: the strategy one manager uses now. */
+  public String strategy(String kind) {
+    return manager(kind).manager().strategy();
+  }
+
+  /**
+   * {@code nodelet:strategy <configmap|secret> <get|ttl|watch|...>}: writes {@code strategy.target} of the manager's
+   * configuration; the manager moves once the configuration has been delivered.
+   */
+  public String strategy(String kind, String strategy) throws IOException {
+    Managed managed = manager(kind);
+    if (!STRATEGY_NAME.matcher(strategy).matches()) {
+      throw new IllegalArgumentException("invalid strategy name " + strategy
+          + ": letters, digits, '.', '_' and '-' only");
+    }
+    ConfigurationAdmin admin = configurationAdmin;
+    if (admin == null || managed.pid() == null) {
+      throw new IllegalStateException("no ConfigurationAdmin service: the strategy of "
+          + managed.manager().type() + " cannot be configured");
+    }
+    String target = "(" + StoreStrategy.PROPERTY + "=" + strategy + ")";
+    // "?": the configuration stays visible to the manager's bundle rather than being bound to this one
+    Configuration configuration = admin.getConfiguration(managed.pid(), "?");
+    Dictionary<String, Object> properties = Optional.ofNullable(configuration.getProperties())
+        .orElseGet(Hashtable::new);
+    properties.put("strategy.target", target);
+    configuration.update(properties);
+    return managed.pid() + ": strategy.target=" + target;
+  }
+
+  private Managed manager(String kind) {
+    String plural = switch (kind.toLowerCase()) {
+      case "cm", "configmap" -> "configmaps";
+      case "secret" -> "secrets";
+      default -> kind.toLowerCase();
+    };
+    Managed managed = managers.get(plural);
+    if (managed == null) {
+      throw new IllegalArgumentException("no manager of " + kind + "; available: "
+          + String.join(", ", managers.keySet()));
+    }
+    return managed;
+  }
+
+  private String show(HasMetadata object, boolean showSecret) {
+    if (object instanceof Secret secret && !showSecret) {
+      return serialization.asYaml(redacted(secret));
+    }
+    return serialization.asYaml(object);
+  }
+
+  /** A copy that names the data keys and sizes but holds no secret value. */
+  static Secret redacted(Secret secret) {
+    Map<String, String> data = new LinkedHashMap<>();
+    if (secret.getData() != null) {
+      secret.getData().forEach((key, value) -> data.put(key,
+          String.format(REDACTED, value == null ? 0 : Base64.getMimeDecoder().decode(value).length)));
+    }
+    if (secret.getStringData() != null) {
+      secret.getStringData().forEach((key, value) -> data.put(key, String.format(REDACTED,
+          value == null ? 0 : value.getBytes(StandardCharsets.UTF_8).length)));
+    }
+    ObjectMeta metadata = secret.getMetadata();
+    Map<String, String> annotations = metadata == null || metadata.getAnnotations() == null
+        ? null : new LinkedHashMap<>(metadata.getAnnotations());
+    if (annotations != null && annotations.containsKey(LAST_APPLIED)) {
+      annotations.put(LAST_APPLIED, "<redacted>");
+    }
+    ObjectMeta shown = metadata == null ? null : new ObjectMetaBuilder()
+        .withNamespace(metadata.getNamespace()).withName(metadata.getName()).withUid(metadata.getUid())
+        .withResourceVersion(metadata.getResourceVersion()).withCreationTimestamp(metadata.getCreationTimestamp())
+        .withLabels(metadata.getLabels()).withAnnotations(annotations).build();
+    return new SecretBuilder().withApiVersion(secret.getApiVersion()).withKind(secret.getKind())
+        .withMetadata(shown).withType(secret.getType()).withImmutable(secret.getImmutable()).withData(data)
+        .build();
+  }
+
+  private static String table(List<String[]> rows) {
+    StringBuilder out = new StringBuilder();
+    int[] widths = new int[rows.get(0).length];
+    for (String[] row : rows) {
+      for (int i = 0; i < row.length; i++) {
+        widths[i] = Math.max(widths[i], row[i].length());
+      }
+    }
+    for (String[] row : rows) {
+      for (int i = 0; i < row.length; i++) {
+        out.append(i == row.length - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
+      }
+      out.append('\n');
+    }
+    return out.toString();
+  }
+}
