@@ -133,6 +133,11 @@ public final class EmbeddedApiServer implements AutoCloseable {
     dispatcher.faults().failNext(Objects.requireNonNull(verb, "verb"), resource, times, status);
   }
 
+  /** Drops every pending injected failure. */
+  public void clearFailures() {
+    dispatcher.faults().clearFailures();
+  }
+
   /** Delays the body of every response by {@code delay} ({@link Duration#ZERO} turns it off). */
   public void delayResponses(Duration delay) {
     dispatcher.faults().delay(Objects.requireNonNull(delay, "delay"));

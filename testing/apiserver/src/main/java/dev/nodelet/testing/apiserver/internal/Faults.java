@@ -10,7 +10,19 @@ import java.util.OptionalInt;
 /** Injected failures and delays, consumed by the dispatcher. */
 public final class Faults {
 
-  private record Failure(Verb verb, String resource, int status) {
+  private static final class Failure {
+    final Verb verb;
+    final String resource;
+    final int status;
+    int remaining;
+
+    Failure(Verb verb, String resource, int status, int remaining) {
+      this.verb = verb;
+      this.resource = resource;
+      this.status = status;
+      this.remaining = remaining;
+    }
+
     boolean matches(Verb v, String r) {
       return verb == v && (resource == null || resource.equals(r));
     }
@@ -26,9 +38,13 @@ public final class Faults {
     if (status < 400 || status > 599) {
       throw new IllegalArgumentException("status must be an HTTP error (400..599), was " + status);
     }
-    for (int i = 0; i < times; i++) {
-      failures.add(new Failure(verb, resource, status));
+    if (times > 0) {
+      failures.add(new Failure(verb, resource, status, times));
     }
+  }
+
+  public synchronized void clearFailures() {
+    failures.clear();
   }
 
   /** The status of the first pending failure for this request, which is used up; empty when none applies. */
@@ -36,8 +52,10 @@ public final class Faults {
     for (Iterator<Failure> it = failures.iterator(); it.hasNext();) {
       Failure f = it.next();
       if (f.matches(verb, resource)) {
-        it.remove();
-        return OptionalInt.of(f.status());
+        if (--f.remaining == 0) {
+          it.remove();
+        }
+        return OptionalInt.of(f.status);
       }
     }
     return OptionalInt.empty();

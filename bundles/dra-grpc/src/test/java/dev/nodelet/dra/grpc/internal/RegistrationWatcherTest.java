@@ -1,0 +1,212 @@
+package dev.nodelet.dra.grpc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.Subscription;
+import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
+import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
+import dev.nodelet.dra.grpc.v1.DeviceAttribute;
+import dev.nodelet.dra.grpc.v1.ListAndWatchResourcesResponse;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The watcher, the handshake and the stream against drivers served on real unix sockets in this JVM. */
+class RegistrationWatcherTest {
+
+  @TempDir
+  Path temp;
+  private Path registry;
+  private Path plugins;
+  private Transport transport;
+  private RegistrationWatcher watcher;
+  private final Map<Path, GrpcDraDriver> published = new ConcurrentHashMap<>();
+  private final List<AutoCloseable> resources = new ArrayList<>();
+
+  @BeforeEach
+  void folders() throws IOException {
+    registry = Files.createDirectory(temp.resolve("registry"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    plugins = Files.createDirectory(temp.resolve("plugins"));
+    transport = new Transport(1);
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    if (watcher != null) {
+      watcher.close();
+    }
+    for (AutoCloseable resource : resources) {
+      resource.close();
+    }
+    transport.close();
+  }
+
+  private void startWatcher() {
+    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, Duration.ofSeconds(2)),
+        (driver, socket) -> {
+          published.put(socket, driver);
+          return () -> published.remove(socket, driver);
+        });
+    watcher.start();
+  }
+
+  private <T extends AutoCloseable> T closeLater(T resource) {
+    resources.add(resource);
+    return resource;
+  }
+
+  private RecordingListener subscribe(FakeDriver driver) {
+    await().until(() -> published.containsKey(driver.registrationSocket));
+    RecordingListener listener = new RecordingListener();
+    Subscription subscription = published.get(driver.registrationSocket).subscribe(listener);
+    resources.add(0, subscription);
+    return listener;
+  }
+
+  @Test
+  void aDriverRegistersAndItsSnapshotsArriveAsPoolsOfV1Devices() throws Exception {
+    startWatcher();
+    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "gpu.example.com",
+        Snapshots.sending(Snapshots.devices("node-a", 2))));
+
+    RecordingListener listener = subscribe(driver);
+
+    GrpcDraDriver registered = published.get(driver.registrationSocket);
+    assertThat(registered.driverName()).isEqualTo("gpu.example.com");
+    assertThat(registered.endpoint()).isEqualTo(driver.endpoint);
+    assertThat(driver.statuses).containsExactly(RegistrationStatus.newBuilder().setPluginRegistered(true).build());
+    await().until(() -> listener.snapshots.size() == 1);
+    Pool pool = listener.snapshots.get(0).get(0);
+    assertThat(pool.name()).isEqualTo("node-a");
+    assertThat(pool.devices()).extracting(Device::getName).containsExactly("dev-0", "dev-1");
+    Device device = pool.devices().get(1);
+    assertThat(device.getAttributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
+        "model", new io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute(null, null, "a100", null),
+        "index", new io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute(null, 1L, null, null),
+        "ecc", new io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute(true, null, null, null),
+        "driverVersion", new io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute(null, null, null, "1.2.3")));
+    assertThat(device.getCapacity().get("memory").getValue()).isEqualTo(new Quantity("80Gi"));
+    assertThat(listener.failures).isEmpty();
+
+    Files.delete(driver.registrationSocket);
+    await().until(() -> published.isEmpty());
+  }
+
+  @Test
+  void aDriverWithoutListAndWatchResourcesIsNotRetried() throws Exception {
+    startWatcher();
+    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "none.example.com"));
+
+    RecordingListener listener = subscribe(driver);
+
+    await().until(() -> listener.failures.size() == 1);
+    assertThat(listener.failures.get(0).retryable()).isFalse();
+    assertThat(listener.failures.get(0).cause()).hasMessageContaining(
+        "DRA driver none.example.com does not implement ListAndWatchResources");
+  }
+
+  @Test
+  void aMalformedMessageIsAClearRetryableErrorAndOtherDriversCarryOn() throws Exception {
+    startWatcher();
+    FakeDriver good = closeLater(FakeDriver.of(registry, plugins, "good.example.com",
+        Snapshots.sending(Snapshots.devices("pool", 1))));
+    FakeDriver garbage = closeLater(new FakeDriver(registry.resolve("garbage-reg.sock"),
+        plugins.resolve("garbage.sock"), FakeDriver.info("garbage.example.com", plugins.resolve("garbage.sock")),
+        "rw-------", "rw-------", Snapshots.sendingBytes(new byte[] {0x0a, 0x05, 0x01})));
+    ListAndWatchResourcesResponse noValue = ListAndWatchResourcesResponse.newBuilder().addPools(
+        dev.nodelet.dra.grpc.v1.Pool.newBuilder().setName("pool").addDevices(dev.nodelet.dra.grpc.v1.Device
+            .newBuilder().setName("dev-0").putAttributes("model", DeviceAttribute.getDefaultInstance()))).build();
+    FakeDriver empty = closeLater(FakeDriver.of(registry, plugins, "empty.example.com",
+        Snapshots.sending(noValue)));
+
+    RecordingListener goodListener = subscribe(good);
+    RecordingListener garbageListener = subscribe(garbage);
+    RecordingListener emptyListener = subscribe(empty);
+
+    await().until(() -> garbageListener.failures.size() == 1 && emptyListener.failures.size() == 1);
+    assertThat(garbageListener.failures.get(0).retryable()).isTrue();
+    assertThat(garbageListener.failures.get(0).cause()).hasMessageContaining(
+        "DRA driver garbage.example.com sent a malformed message that is not a"
+            + " nodelet.dra.v1.ListAndWatchResourcesResponse");
+    assertThat(emptyListener.failures.get(0).retryable()).isTrue();
+    assertThat(emptyListener.failures.get(0).cause()).hasMessage("DRA driver empty.example.com sent a malformed"
+        + " snapshot: device \"dev-0\" of pool \"pool\": attribute \"model\" has no value");
+    assertThat(garbageListener.snapshots).isEmpty();
+    assertThat(emptyListener.snapshots).isEmpty();
+    await().until(() -> goodListener.snapshots.size() == 1);
+    assertThat(goodListener.failures).isEmpty();
+    assertThat(published).hasSize(3);
+  }
+
+  @Test
+  void looseModesAreRefusedUntilFixed() throws Exception {
+    Files.setPosixFilePermissions(registry, PosixFilePermissions.fromString("rwxr-xr-x"));
+    startWatcher();
+    FakeDriver looseFolder = closeLater(FakeDriver.of(registry, plugins, "a.example.com"));
+    FakeDriver looseSocket = closeLater(new FakeDriver(registry.resolve("b-reg.sock"), plugins.resolve("b.sock"),
+        FakeDriver.info("b.example.com", plugins.resolve("b.sock")), "rw-rw-rw-", "rw-------"));
+    FakeDriver looseEndpoint = closeLater(new FakeDriver(registry.resolve("c-reg.sock"), plugins.resolve("c.sock"),
+        FakeDriver.info("c.example.com", plugins.resolve("c.sock")), "rw-------", "rw-r--r--"));
+
+    // a loose folder: nobody is even asked
+    Files.createFile(registry.resolve("marker"));
+    await().during(Duration.ofMillis(200)).until(() -> published.isEmpty() && looseFolder.statuses.isEmpty());
+
+    Files.setPosixFilePermissions(registry, PosixFilePermissions.fromString("rwx------"));
+    await().until(() -> published.containsKey(looseFolder.registrationSocket));
+    await().until(() -> looseEndpoint.statuses.size() == 1);
+    assertThat(looseEndpoint.statuses.get(0).getPluginRegistered()).isFalse();
+    assertThat(looseEndpoint.statuses.get(0).getError()).isEqualTo("plugin \"c.example.com\" at "
+        + looseEndpoint.registrationSocket + ": endpoint " + looseEndpoint.endpoint + " has mode 0644; it must be"
+        + " 0600 (no access for group or others)");
+    assertThat(looseSocket.statuses).isEmpty();
+    assertThat(published).containsOnlyKeys(looseFolder.registrationSocket);
+
+    Files.setPosixFilePermissions(looseSocket.registrationSocket, PosixFilePermissions.fromString("rw-------"));
+    await().until(() -> published.containsKey(looseSocket.registrationSocket));
+
+    // loosening a registered socket withdraws its driver
+    Files.setPosixFilePermissions(looseSocket.registrationSocket, PosixFilePermissions.fromString("rw-rw----"));
+    await().until(() -> !published.containsKey(looseSocket.registrationSocket));
+  }
+
+  @Test
+  void invalidInfoIsRefusedAndTheDriverIsToldWhy() throws Exception {
+    startWatcher();
+    Path endpoint = plugins.resolve("x.sock");
+    FakeDriver csi = closeLater(new FakeDriver(registry.resolve("csi-reg.sock"), endpoint,
+        FakeDriver.info("csi.example.com", endpoint).toBuilder().setType("CSIPlugin").build(), "rw-------",
+        "rw-------"));
+    Path endpoint2 = plugins.resolve("y.sock");
+    FakeDriver badName = closeLater(new FakeDriver(registry.resolve("bad-reg.sock"), endpoint2,
+        FakeDriver.info("Bad_Name", endpoint2), "rw-------", "rw-------"));
+    Path endpoint3 = plugins.resolve("z.sock");
+    FakeDriver kubeletOnly = closeLater(new FakeDriver(registry.resolve("kubelet-reg.sock"), endpoint3,
+        PluginInfo.newBuilder(FakeDriver.info("kubelet.example.com", endpoint3)).clearSupportedVersions()
+            .addSupportedVersions("v1.DRAPlugin").build(), "rw-------", "rw-------"));
+
+    await().until(() -> !csi.statuses.isEmpty() && !badName.statuses.isEmpty() && !kubeletOnly.statuses.isEmpty());
+    assertThat(csi.statuses.get(0).getError()).isEqualTo("plugin \"csi.example.com\" at " + csi.registrationSocket
+        + " has type \"CSIPlugin\"; Nodelet registers only DRAPlugin");
+    assertThat(badName.statuses.get(0).getError()).endsWith(
+        ": the name must be a DNS subdomain of at most 63 characters");
+    assertThat(kubeletOnly.statuses.get(0).getError()).endsWith(
+        " supports [v1.DRAPlugin] but Nodelet speaks nodelet.dra.v1");
+    assertThat(published).isEmpty();
+  }
+}

@@ -1,0 +1,474 @@
+package dev.nodelet.objectcache.internal.watch;
+
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchEvent;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One watch on a {@link WatchHub}: the apiserver's {@code cacheWatcher}.
+ *
+ * <p>The dispatcher adds {@link Change}s to the input buffer; they move to the result buffer, converted by this
+ * watcher's filter, as long as the result has room; the consumer takes from the result. Where the apiserver runs one
+ * goroutine per watcher to move events from input to result, this watcher moves them in whichever thread made room
+ * or brought an event (the dispatcher after an add, the consumer after a take), so a watch owns no thread. Both
+ * buffers have the same size, so a consumer that stops taking fills the result, then the input, and only then makes
+ * the dispatcher wait.
+ *
+ * <p>Thread-safety: every field below the lock is guarded by {@link #lock}, which is never held while waiting for
+ * anything but its own conditions. {@link #nextBookmark} belongs to the hub and is guarded by the hub's lock.
+ */
+final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CacheWatcher.class);
+
+  /** Where this watcher stands with the bookmark its client waits for (the end of the initial events). */
+  enum BookmarkState {
+    /** A bookmark at or after {@code bookmarkAfterResourceVersion} has not reached the input yet. */
+    WAITING,
+    /** It is in the input, not yet in the result: closing now must drain the input so the client gets it. */
+    RECEIVED,
+    /** It is in the result, or nothing was awaited. */
+    SENT
+  }
+
+  /** What the hub does for its watchers; the watcher calls it to close itself. */
+  interface Owner<T extends HasMetadata> {
+    /** Removes the watcher from the hub and {@link CacheWatcher#stop stops} it (the apiserver's {@code forget}). */
+    void forget(CacheWatcher<T> watcher, boolean drain);
+
+    /** Counts a watcher closed because it did not keep up. */
+    void unresponsive(CacheWatcher<T> watcher);
+  }
+
+  private final String identifier;
+  private final int capacity;
+  private final Predicate<? super T> filter;
+  private final WatchObjects<T> objects;
+  private final Owner<T> owner;
+  private final Instant deadline;
+  private final boolean allowBookmarks;
+  private final long bookmarkAfterResourceVersion;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  /** Signalled when the result gains an event or closes. */
+  private final Condition resultChanged = lock.newCondition();
+  /** Signalled when the input loses an event or the watcher stops. */
+  private final Condition inputChanged = lock.newCondition();
+
+  private final ArrayDeque<Change<T>> input;
+  private final ArrayDeque<WatchEvent<T>> result;
+  /** The initial events still to send; null once they are all sent (then the input is processed). */
+  private Iterator<Change<T>> initial;
+  /** Input events at or below this revision were covered by the initial events and are not sent. */
+  private long resourceVersion;
+  private BookmarkState state;
+  private boolean stopped;
+  private boolean drainInputBuffer;
+  private boolean done;
+  private boolean resultClosed;
+
+  /** The next time this watcher is due a bookmark; null for none. Guarded by the hub's lock. */
+  Instant nextBookmark;
+
+  /**
+   * @param identifier names the watcher in log lines
+   * @param capacity the size of the input and of the result buffer
+   * @param filter which objects the watcher sees
+   * @param objects makes bookmark objects and copies of deleted ones
+   * @param owner the hub
+   * @param deadline when the watch ends; null for never
+   * @param allowBookmarks whether the client takes bookmarks
+   * @param initialEvents the events to send before any input; their greatest revision and
+   *     {@code startResourceVersion} bound the input events that are sent
+   * @param startResourceVersion input events at or below this revision are not sent
+   * @param bookmarkAfterResourceVersion 0 for none, else the revision the client's awaited bookmark must reach
+   */
+  CacheWatcher(String identifier, int capacity, Predicate<? super T> filter, WatchObjects<T> objects,
+      Owner<T> owner, Instant deadline, boolean allowBookmarks, List<Change<T>> initialEvents,
+      long startResourceVersion, long bookmarkAfterResourceVersion) {
+    if (capacity < 1) {
+      throw new IllegalArgumentException("buffer size must be positive: " + capacity);
+    }
+    this.identifier = identifier;
+    this.capacity = capacity;
+    this.filter = filter;
+    this.objects = objects;
+    this.owner = owner;
+    this.deadline = deadline;
+    this.allowBookmarks = allowBookmarks;
+    this.bookmarkAfterResourceVersion = bookmarkAfterResourceVersion;
+    this.state = bookmarkAfterResourceVersion == 0 ? BookmarkState.SENT : BookmarkState.WAITING;
+    this.input = new ArrayDeque<>(capacity);
+    this.result = new ArrayDeque<>(capacity);
+    this.initial = initialEvents.iterator();
+    this.resourceVersion = startResourceVersion;
+    lock.lock();
+    try {
+      pump();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  Instant deadline() {
+    return deadline;
+  }
+
+  boolean allowBookmarks() {
+    return allowBookmarks;
+  }
+
+  BookmarkState state() {
+    lock.lock();
+    try {
+      return state;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  boolean isStopped() {
+    lock.lock();
+    try {
+      return stopped;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Offers a change without waiting. A bookmark below the awaited revision is dropped here so that the bookmarks
+   * sent every second while waiting do not fill the input.
+   *
+   * @return true if the change is in the input
+   */
+  boolean nonblockingAdd(Change<T> change) {
+    if (change.isBookmark() && change.revision() < bookmarkAfterResourceVersion) {
+      return false;
+    }
+    lock.lock();
+    try {
+      if (stopped || input.size() >= capacity) {
+        return false;
+      }
+      input.add(change);
+      if (change.isBookmark() && state == BookmarkState.WAITING) {
+        state = BookmarkState.RECEIVED;
+      }
+      pump();
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Offers a change and, if the input is full, closes this watcher at once. Bookmarks only ever go through
+   * {@link #nonblockingAdd}, which is what moves the bookmark state.
+   *
+   * @return false if this watcher had to be closed
+   */
+  boolean add(Change<T> change) {
+    if (nonblockingAdd(change) || isStopped()) {
+      return true;
+    }
+    closeUnresponsive();
+    return false;
+  }
+
+  /**
+   * Offers a change and, if the input is full, waits for room until {@code deadlineNanos} (of
+   * {@link System#nanoTime()}), then closes this watcher.
+   *
+   * @return false if this watcher had to be closed; a watcher stopped meanwhile counts as served
+   */
+  boolean add(Change<T> change, long deadlineNanos) {
+    if (nonblockingAdd(change)) {
+      return true;
+    }
+    lock.lock();
+    try {
+      long remaining = deadlineNanos - System.nanoTime();
+      while (!stopped && input.size() >= capacity && remaining > 0) {
+        remaining = inputChanged.awaitNanos(remaining);
+      }
+      if (stopped) {
+        return true;
+      }
+      if (input.size() < capacity) {
+        input.add(change);
+        pump();
+        return true;
+      }
+    } catch (InterruptedException e) {
+      // the dispatching thread is being stopped: treat as the timer firing, and keep the interrupt for its owner
+      Thread.currentThread().interrupt();
+    } finally {
+      lock.unlock();
+    }
+    closeUnresponsive();
+    return false;
+  }
+
+  private void closeUnresponsive() {
+    // graceful exactly when the awaited bookmark is in the input but not yet in the result: draining gets it to the
+    // client, who can then start again from it
+    boolean graceful = state() == BookmarkState.RECEIVED;
+    LOG.info("Closing watcher {} that does not keep up (graceful: {})", identifier, graceful);
+    owner.unresponsive(this);
+    owner.forget(this, graceful);
+  }
+
+  /**
+   * Stops this watcher (the apiserver's {@code stopLocked}): the first stop closes the input, and ends delivery at
+   * once unless draining; a later stop without draining ends delivery if it still goes on. Idempotent.
+   *
+   * @param drain true to deliver what the input holds first
+   */
+  void stop(boolean drain) {
+    lock.lock();
+    try {
+      drainInputBuffer = drain;
+      if (!stopped) {
+        stopped = true;
+        if (!drainInputBuffer) {
+          done = true;
+        }
+      }
+      if (!drainInputBuffer && !done) {
+        done = true;
+      }
+      pump();
+      inputChanged.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * When the next bookmark is due (the apiserver's {@code nextBookmarkTime}).
+   *
+   * @return at once ({@code now}) while the awaited bookmark has not been received; else {@code now + frequency},
+   *     but no later than 2 s before the deadline; empty if that is already past
+   */
+  Optional<Instant> nextBookmarkTime(Instant now, Duration frequency) {
+    if (state() == BookmarkState.WAITING) {
+      return Optional.of(now);
+    }
+    Instant heartbeat = now.plus(frequency);
+    if (deadline == null) {
+      return Optional.of(heartbeat);
+    }
+    Instant preTimeout = deadline.minusSeconds(2);
+    if (preTimeout.isBefore(heartbeat)) {
+      heartbeat = preTimeout;
+    }
+    return heartbeat.isBefore(now) ? Optional.empty() : Optional.of(heartbeat);
+  }
+
+  /**
+   * Moves events from the initial events and the input to the result while it has room (the apiserver's
+   * {@code processInterval} and {@code process}), and closes the result once nothing more can come. Holds the lock.
+   */
+  private void pump() {
+    boolean moved = false;
+    while (!done && result.size() < capacity) {
+      Change<T> change = nextToSend();
+      if (change == null) {
+        break;
+      }
+      moved = true;
+      WatchEvent<T> event = convert(change);
+      if (event != null) {
+        result.add(event);
+        if (change.isBookmark()) {
+          state = BookmarkState.SENT;
+        }
+      }
+    }
+    if (done && (initial != null || !input.isEmpty())) {
+      // delivery ended without draining: what is left is never sent
+      initial = null;
+      input.clear();
+      moved = true;
+    }
+    if (!resultClosed && (done || stopped && initial == null && input.isEmpty())) {
+      resultClosed = true;
+      moved = true;
+    }
+    if (moved) {
+      resultChanged.signalAll();
+      inputChanged.signalAll();
+    }
+  }
+
+  private Change<T> nextToSend() {
+    if (initial != null) {
+      if (initial.hasNext()) {
+        Change<T> change = initial.next();
+        // events of the initial state need not come in revision order; input at or below any of them is covered
+        resourceVersion = Math.max(resourceVersion, change.revision());
+        return change;
+      }
+      initial = null;
+    }
+    Change<T> change;
+    while ((change = input.poll()) != null) {
+      if (change.revision() > resourceVersion || change.isBookmark() && change.revision() == resourceVersion
+          && state != BookmarkState.SENT) {
+        return change;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The event this watcher's client sees for a change (the apiserver's {@code convertToWatchEvent}).
+   *
+   * @return the event; null if the object is not in the watched set before or after
+   */
+  WatchEvent<T> convert(Change<T> change) {
+    String version = Long.toString(change.revision());
+    if (change.isBookmark()) {
+      T object = objects.empty().get();
+      ObjectMeta metadata = new ObjectMeta();
+      metadata.setResourceVersion(version);
+      if (state != BookmarkState.SENT) {
+        Map<String, String> annotations = new HashMap<>();
+        annotations.put(WatchEvent.INITIAL_EVENTS_END_ANNOTATION, "true");
+        metadata.setAnnotations(annotations);
+      }
+      object.setMetadata(metadata);
+      return new WatchEvent<>(WatchEvent.Type.BOOKMARK, object, version);
+    }
+    boolean currentPasses = change.type() != WatchEvent.Type.DELETED && change.current() != null
+        && filter.test(change.current());
+    boolean previousPasses = change.previous() != null && filter.test(change.previous());
+    if (currentPasses) {
+      return new WatchEvent<>(previousPasses ? WatchEvent.Type.MODIFIED : WatchEvent.Type.ADDED, change.current(),
+          version);
+    }
+    if (previousPasses) {
+      T deleted = objects.copy().apply(change.previous());
+      deleted.getMetadata().setResourceVersion(version);
+      return new WatchEvent<>(WatchEvent.Type.DELETED, deleted, version);
+    }
+    return null;
+  }
+
+  @Override
+  public WatchEvent<T> poll(Duration timeout) throws InterruptedException {
+    return take(timeout.toNanos(), false);
+  }
+
+  /** @param forever wait until an event comes or the result closes, ignoring {@code nanos} */
+  private WatchEvent<T> take(long nanos, boolean forever) throws InterruptedException {
+    lock.lockInterruptibly();
+    try {
+      long remaining = nanos;
+      while (true) {
+        WatchEvent<T> event = result.poll();
+        if (event != null) {
+          pump();
+          return event;
+        }
+        if (resultClosed || !forever && remaining <= 0) {
+          return null;
+        }
+        if (forever) {
+          resultChanged.await();
+        } else {
+          remaining = resultChanged.awaitNanos(remaining);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public Iterator<WatchEvent<T>> iterator() {
+    return new Iterator<>() {
+      private WatchEvent<T> next;
+
+      @Override
+      public boolean hasNext() {
+        if (next == null) {
+          try {
+            next = take(0, true);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return next != null;
+      }
+
+      @Override
+      public WatchEvent<T> next() {
+        if (!hasNext()) {
+          throw new NoSuchElementException("the watch has ended");
+        }
+        WatchEvent<T> event = next;
+        next = null;
+        return event;
+      }
+    };
+  }
+
+  @Override
+  public CompletableFuture<Void> forEachAsync(Executor executor, Consumer<? super WatchEvent<T>> listener) {
+    return CompletableFuture.runAsync(() -> {
+      try {
+        forEach(listener);
+      } catch (RuntimeException | Error e) {
+        close();
+        throw e;
+      }
+    }, executor);
+  }
+
+  @Override
+  public boolean isEnded() {
+    lock.lock();
+    try {
+      return resultClosed && result.isEmpty();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void close() {
+    owner.forget(this, false);
+    lock.lock();
+    try {
+      result.clear();
+      resultChanged.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return identifier;
+  }
+}
