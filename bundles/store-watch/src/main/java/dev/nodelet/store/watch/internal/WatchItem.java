@@ -1,5 +1,6 @@
 package dev.nodelet.store.watch.internal;
 
+import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
@@ -75,6 +76,17 @@ final class WatchItem<T extends HasMetadata> {
     }
     informer = watches.get();
     stopped = false;
+  }
+
+  /** What the item does now; {@code storeClosed} tells a stop by shutdown from a stop for idleness. */
+  synchronized ObjectState state(boolean storeClosed) {
+    if (immutableCopy != null) {
+      return ObjectState.IMMUTABLE;
+    }
+    if (!stopped) {
+      return ObjectState.RUNNING;
+    }
+    return storeClosed ? ObjectState.STOPPED : ObjectState.IDLE;
   }
 
   /** The kubelet's "initialized": the copy of an immutable object, or a running watch that has listed. */

@@ -3,6 +3,7 @@ package dev.nodelet.store.watch.internal;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
+import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -12,6 +13,7 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -168,6 +170,12 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     });
     informer.start();
     return informer;
+  }
+
+  @Override
+  public synchronized Optional<ObjectState> state(String namespace, String name) {
+    WatchItem<T> item = items.get(new Key(namespace, name));
+    return item == null ? Optional.empty() : Optional.of(item.state(stopped));
   }
 
   /** Stops the watches of items that are synced and have not been read for longer than the maximum idle time. */

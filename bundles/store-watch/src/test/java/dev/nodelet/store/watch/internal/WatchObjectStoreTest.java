@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
+import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
@@ -194,8 +195,10 @@ class WatchObjectStoreTest {
     store.sweep();
     assertThat(value("a")).isEqualTo("1");
     assertThat(lists()).isEqualTo(1);
+    assertThat(store.state("ns", "a")).contains(ObjectState.RUNNING);
     clock.advance(MAX_IDLE.plusMillis(1));
     store.sweep();
+    assertThat(store.state("ns", "a")).contains(ObjectState.IDLE);
     await().atMost(WAIT).until(() -> watches("a") == 0);
 
     // a stopped item is not initialized: it does not serve the old copy while it relists
@@ -207,6 +210,8 @@ class WatchObjectStoreTest {
         .untilAsserted(() -> assertThat(value("a")).isEqualTo("2"));
     assertThat(lists()).isEqualTo(2);
     await().atMost(WAIT).until(() -> watches("a") == 1);
+    assertThat(store.state("ns", "a")).contains(ObjectState.RUNNING);
+    assertThat(store.state("ns", "unknown")).isEmpty();
   }
 
   @Test
@@ -216,6 +221,7 @@ class WatchObjectStoreTest {
     store.addReference("ns", "a", "pod-1");
     assertThat(value("a")).isEqualTo("1");
     await().atMost(WAIT).until(() -> watches("a") == 0);
+    assertThat(store.state("ns", "a")).contains(ObjectState.IMMUTABLE);
 
     long lists = lists();
     long gets = server.requestCount(Verb.GET, "configmaps");
@@ -282,6 +288,8 @@ class WatchObjectStoreTest {
     store.close();
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
     long lists = lists();
+    assertThat(store.state("ns", "mutable")).contains(ObjectState.STOPPED);
+    assertThat(store.state("ns", "immutable")).contains(ObjectState.IMMUTABLE);
 
     assertThatThrownBy(() -> store.get("ns", "mutable"))
         .isInstanceOf(CacheSyncException.class)
