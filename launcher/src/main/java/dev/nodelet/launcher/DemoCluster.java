@@ -24,6 +24,8 @@ final class DemoCluster {
   static final String DRIVER_PID = "dev.nodelet.driver.example";
   static final String DRIVER = "gpu.example.com";
   static final int DEVICES = 8;
+  /** The ConfigMaps and Secrets that the demo pods of this node reference: 2 + 3. */
+  static final int REFERENCED_OBJECTS = 5;
 
   private DemoCluster() {
   }

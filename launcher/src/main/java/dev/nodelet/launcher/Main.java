@@ -105,6 +105,9 @@ public final class Main {
           status.services()));
       if (server != null) {
         out.println("  " + DemoCluster.summary(server, options.nodeName()));
+        for (String line : framework.cachedObjects(DemoCluster.REFERENCED_OBJECTS, Duration.ofSeconds(10))) {
+          out.println("  cache: " + line);
+        }
         out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),
             Duration.ofSeconds(options.readyTimeoutSeconds())));
       }

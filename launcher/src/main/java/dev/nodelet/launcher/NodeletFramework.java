@@ -35,7 +35,8 @@ final class NodeletFramework {
 
   static final List<String> REQUIRED_SERVICES = List.of(
       "io.fabric8.kubernetes.client.KubernetesClient", "dev.nodelet.kube.NodeIdentity",
-      "dev.nodelet.objectcache.StoreStrategy");
+      "dev.nodelet.objectcache.StoreStrategy", "dev.nodelet.objectcache.ConfigMapManager",
+      "dev.nodelet.objectcache.SecretManager");
 
   record Status(boolean ready, String missing, long activeBundles, List<String> services) {
   }
@@ -222,6 +223,57 @@ final class NodeletFramework {
     } finally {
       context.ungetService(ref);
     }
+  }
+
+  /**
+   * What the object managers hold, one line per resource ("configmaps via watch: default/web-config (1 pod,
+   * RUNNING), ..."), once they hold at least {@code expected} objects in all or the timeout passes.
+   */
+  List<String> cachedObjects(int expected, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<String> lines;
+    int count;
+    do {
+      lines = new ArrayList<>();
+      count = 0;
+      BundleContext context = framework.getBundleContext();
+      if (context == null) {
+        break; // stopped meanwhile
+      }
+      ServiceReference<?>[] refs;
+      try {
+        refs = context.getAllServiceReferences("dev.nodelet.objectcache.ObjectManager", null);
+      } catch (org.osgi.framework.InvalidSyntaxException e) {
+        throw new IllegalStateException(e);
+      }
+      for (ServiceReference<?> ref : refs == null ? new ServiceReference<?>[0] : refs) {
+        Object manager = context.getService(ref);
+        try {
+          Class<?> type = ref.getBundle().loadClass("dev.nodelet.objectcache.ObjectManager");
+          List<?> objects = (List<?>) type.getMethod("objects").invoke(manager);
+          List<String> described = new ArrayList<>();
+          for (Object o : objects) {
+            Class<?> record = o.getClass();
+            Object state = ((Optional<?>) record.getMethod("state").invoke(o)).map(Object::toString).orElse("-");
+            described.add(record.getMethod("namespace").invoke(o) + "/" + record.getMethod("name").invoke(o)
+                + " (" + record.getMethod("references").invoke(o) + " pod(s), " + state + ")");
+          }
+          count += objects.size();
+          lines.add(ref.getProperty("nodelet.resource") + " via " + type.getMethod("strategy").invoke(manager)
+              + ": " + (described.isEmpty() ? "none" : String.join(", ", described)));
+        } catch (ReflectiveOperationException e) {
+          lines.add("cannot list " + ref.getProperty("nodelet.resource") + ": " + e);
+        } finally {
+          context.ungetService(ref);
+        }
+      }
+      if (count >= expected) {
+        break;
+      }
+      sleep(100);
+    } while (System.nanoTime() < deadline);
+    lines.sort(null);
+    return lines;
   }
 
   /**
