@@ -63,6 +63,13 @@ class LauncherIT {
       String bundles = awaitLine("  bundles:");
       assertThat(bundles).contains("KubernetesClient").contains("NodeIdentity").contains("node UID");
       assertThat(awaitLine("  demo:")).contains("2 pods (web, worker)");
+      // the pods' references reach the managers through the pod source, and the watch strategy keeps them
+      assertThat(awaitLine("  cache: configmaps")).isEqualTo("  cache: configmaps via watch: "
+          + "default/web-config (1 pod(s), RUNNING), default/worker-config (1 pod(s), RUNNING)");
+      assertThat(awaitLine("  cache: secrets")).isEqualTo("  cache: secrets via watch: "
+          + "default/db-credentials (2 pod(s), RUNNING), default/registry-auth (1 pod(s), RUNNING), "
+          + "default/web-tls (1 pod(s), RUNNING)");
+      assertThat(awaitLine("  dra:")).contains("gpu.example.com published 8 devices in 1 ResourceSlice(s)");
       assertThat(Files.isDirectory(dir.resolve("etc"))).isTrue();
 
       process.destroy(); // SIGTERM

@@ -14,6 +14,7 @@ import dev.nodelet.dra.grpc.v1.Pool;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
@@ -116,6 +117,7 @@ public final class ExternalDriver {
     Files.deleteIfExists(hidden);
     Server server = NettyServerBuilder.forAddress(new DomainSocketAddress(hidden.toString()))
         .channelType(EpollServerDomainSocketChannel.class)
+        .withChildOption(ChannelOption.SO_KEEPALIVE, null) // TCP only: gRPC sets it, Netty warns on unix sockets
         .bossEventLoopGroup(group)
         .workerEventLoopGroup(group)
         .addService(service)

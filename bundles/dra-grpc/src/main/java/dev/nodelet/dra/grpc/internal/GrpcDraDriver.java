@@ -46,6 +46,12 @@ final class GrpcDraDriver implements DraDriver {
     return stream;
   }
 
+  /** "CODE: description", without the cause that {@code Status.toString()} adds. */
+  static String describe(Status status) {
+    return status.getDescription() == null ? status.getCode().toString()
+        : status.getCode() + ": " + status.getDescription();
+  }
+
   @Override
   public String toString() {
     return "external DRA driver " + driverName + " at " + endpoint;
@@ -89,13 +95,13 @@ final class GrpcDraDriver implements DraDriver {
       Status status = Status.fromThrowable(t);
       if (status.getCode() == Status.Code.UNIMPLEMENTED) {
         listener.onError(new ExternalDriverException("DRA driver " + driverName
-            + " does not implement ListAndWatchResources: " + status, t), false);
+            + " does not implement ListAndWatchResources: " + describe(status), t), false);
       } else if (causedByParseError(t)) {
         listener.onError(new ExternalDriverException("DRA driver " + driverName + " sent a malformed message that"
-            + " is not a nodelet.dra.v1.ListAndWatchResourcesResponse: " + status, t), true);
+            + " is not a nodelet.dra.v1.ListAndWatchResourcesResponse: " + describe(status), t), true);
       } else {
         listener.onError(new ExternalDriverException("ListAndWatchResources of DRA driver " + driverName + " on "
-            + endpoint + " failed: " + status, t), true);
+            + endpoint + " failed: " + describe(status), t), true);
       }
     }
 

@@ -197,9 +197,11 @@ final class RegistrationWatcher implements AutoCloseable {
       Duration delay = failedBefore == null || failedBefore.retryDelay == null ? pollInterval
           : min(failedBefore.retryDelay.multipliedBy(2), MAX_RETRY_DELAY);
       if (failedBefore == null) {
-        LOG.warn("Registration socket {} did not answer ({}); trying again until it does", socket, e.getStatus());
+        LOG.warn("Registration socket {} did not answer ({}); trying again until it does", socket,
+            GrpcDraDriver.describe(e.getStatus()));
       } else {
-        LOG.debug("Registration socket {} did not answer ({}); next try in {} ms", socket, e.getStatus(),
+        LOG.debug("Registration socket {} did not answer ({}); next try in {} ms", socket,
+            GrpcDraDriver.describe(e.getStatus()),
             delay.toMillis());
       }
       return new Entry(id, null, System.nanoTime() + delay.toNanos(), delay);

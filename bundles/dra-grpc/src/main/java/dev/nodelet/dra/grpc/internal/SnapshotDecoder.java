@@ -52,8 +52,10 @@ final class SnapshotDecoder {
     Map<String, DeviceCapacity> capacity = new LinkedHashMap<>();
     device.getCapacityMap().forEach((name, value) -> {
       try {
-        capacity.put(name, new DeviceCapacity(null, Quantity.parse(value)));
-      } catch (IllegalArgumentException e) {
+        Quantity quantity = Quantity.parse(value);
+        Quantity.getAmountInBytes(quantity); // parse accepts anything; this is where a bad number fails
+        capacity.put(name, new DeviceCapacity(null, quantity));
+      } catch (IllegalArgumentException | ArithmeticException e) {
         throw new IllegalArgumentException(where + ": capacity \"" + name + "\" is not a quantity: \"" + value
             + "\"", e);
       }

@@ -2,6 +2,7 @@ package dev.nodelet.dra.grpc.internal;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
@@ -36,6 +37,7 @@ final class Transport implements AutoCloseable {
     return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
         .eventLoopGroup(group)
         .channelType(EpollDomainSocketChannel.class)
+        .withOption(ChannelOption.SO_KEEPALIVE, null) // TCP only: gRPC sets it, Netty warns on unix sockets
         .usePlaintext()
         .overrideAuthority("localhost")
         .directExecutor()

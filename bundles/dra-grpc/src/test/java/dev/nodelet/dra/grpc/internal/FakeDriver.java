@@ -9,6 +9,7 @@ import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
@@ -64,6 +65,7 @@ final class FakeDriver implements AutoCloseable {
       Path hidden = socket.resolveSibling("." + socket.getFileName());
       NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(hidden.toString()))
           .channelType(EpollServerDomainSocketChannel.class)
+          .withChildOption(ChannelOption.SO_KEEPALIVE, null)
           .bossEventLoopGroup(group)
           .workerEventLoopGroup(group)
           .directExecutor();

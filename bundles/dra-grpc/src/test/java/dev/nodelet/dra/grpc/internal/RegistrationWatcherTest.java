@@ -121,6 +121,19 @@ class RegistrationWatcherTest {
   }
 
   @Test
+  void aCleanEndOfTheStreamIsCompletionAfterTheSnapshot() throws Exception {
+    startWatcher();
+    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "once.example.com",
+        Snapshots.sendingOnce(Snapshots.devices("pool", 1))));
+
+    RecordingListener listener = subscribe(driver);
+
+    await().until(() -> listener.completed);
+    assertThat(listener.snapshots).hasSize(1);
+    assertThat(listener.failures).isEmpty();
+  }
+
+  @Test
   void aMalformedMessageIsAClearRetryableErrorAndOtherDriversCarryOn() throws Exception {
     startWatcher();
     FakeDriver good = closeLater(FakeDriver.of(registry, plugins, "good.example.com",
@@ -208,5 +221,48 @@ class RegistrationWatcherTest {
     assertThat(kubeletOnly.statuses.get(0).getError()).endsWith(
         " supports [v1.DRAPlugin] but Nodelet speaks nodelet.dra.v1");
     assertThat(published).isEmpty();
+  }
+
+  @Test
+  void closingLeavesNoThreadSocketOrRegistrationBehind() throws Exception {
+    long socketsBefore = openSockets();
+    FakeDriver driver = FakeDriver.of(registry, plugins, "gpu.example.com",
+        Snapshots.sending(Snapshots.devices("pool", 1)));
+    List<Subscription> subscriptions = new ArrayList<>();
+    // like the controller: a withdrawn driver's subscription is closed
+    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, Duration.ofSeconds(2)),
+        (registered, socket) -> {
+          RecordingListener listener = new RecordingListener();
+          Subscription subscription = registered.subscribe(listener);
+          subscriptions.add(subscription);
+          published.put(socket, registered);
+          return () -> {
+            published.remove(socket);
+            subscription.close();
+          };
+        });
+    watcher.start();
+    await().until(() -> published.size() == 1);
+
+    watcher.close();
+    transport.close();
+    driver.close();
+
+    assertThat(published).isEmpty();
+    await().until(() -> Thread.getAllStackTraces().keySet().stream()
+        .noneMatch(t -> t.getName().startsWith(Transport.THREAD_PREFIX) || t.getName().startsWith("grpc-")));
+    await().until(() -> openSockets() == socketsBefore);
+  }
+
+  private static long openSockets() throws IOException {
+    try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+      return fds.filter(fd -> {
+        try {
+          return Files.readSymbolicLink(fd).toString().startsWith("socket:");
+        } catch (IOException e) {
+          return false; // closed while listing
+        }
+      }).count();
+    }
   }
 }

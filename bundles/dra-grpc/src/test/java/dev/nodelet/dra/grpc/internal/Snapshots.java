@@ -47,6 +47,18 @@ final class Snapshots {
     };
   }
 
+  /** Sends the snapshot and ends the stream, like a driver whose devices never change. */
+  static DRAPluginGrpc.DRAPluginImplBase sendingOnce(ListAndWatchResourcesResponse snapshot) {
+    return new DRAPluginGrpc.DRAPluginImplBase() {
+      @Override
+      public void listAndWatchResources(ListAndWatchResourcesRequest request,
+          StreamObserver<ListAndWatchResourcesResponse> response) {
+        response.onNext(snapshot);
+        response.onCompleted();
+      }
+    };
+  }
+
   /** Sends bytes that are not a ListAndWatchResourcesResponse, under the method's name. */
   static ServerServiceDefinition sendingBytes(byte[] bytes) {
     MethodDescriptor<ListAndWatchResourcesRequest, byte[]> method = DRAPluginGrpc.getListAndWatchResourcesMethod()

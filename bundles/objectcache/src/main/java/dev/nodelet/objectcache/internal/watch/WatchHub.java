@@ -60,6 +60,8 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
   private final WatchHubSettings settings;
   private final TimeBudget budget;
   private final ScheduledExecutorService timer;
+  /** The timer's thread, joined on close: the executor counts as terminated slightly before its thread has ended. */
+  private volatile Thread timerThread;
   private final CopyOnWriteArrayList<CacheWatcher<T>> watchers = new CopyOnWriteArrayList<>();
   private final LongAdder terminatedWatchers = new LongAdder();
   private final LongAdder initialEvents = new LongAdder();
@@ -103,6 +105,7 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
       this.timer = Executors.newSingleThreadScheduledExecutor(task -> {
         Thread thread = new Thread(task, "nodelet-watch-timer-" + resource);
         thread.setDaemon(true);
+        timerThread = thread;
         return thread;
       });
       long period = settings.tickPeriod().toNanos();
@@ -308,7 +311,11 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
     if (timer != null) {
       timer.shutdownNow();
       try {
-        if (!timer.awaitTermination(5, TimeUnit.SECONDS)) {
+        Thread thread = timerThread;
+        if (thread != null) {
+          thread.join(TimeUnit.SECONDS.toMillis(5));
+        }
+        if (thread != null && thread.isAlive()) {
           LOG.warn("Watch timer of {} did not stop within 5 s", resource);
         }
       } catch (InterruptedException e) {

@@ -1,0 +1,188 @@
+package dev.nodelet.dra.grpc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SnapshotListener;
+import dev.nodelet.dra.Subscription;
+import dev.nodelet.dra.internal.ControllerOptions;
+import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.RecordedWrite;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.File;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The example driver of {@code examples/external-driver} as a child process, registered through real unix sockets
+ * and published by the real controller against the embedded API server.
+ */
+class ExternalDriverProcessTest {
+
+  private static final String DRIVER = "gpu.example.com";
+
+  @TempDir
+  Path temp;
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void stopDrivers() throws InterruptedException {
+    for (Process process : processes) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
+  @Test
+  void aKilledDriverIsRetriedWithBackoffAndItsRestartCausesNoSliceChurn() throws Exception {
+    Path registry = Files.createDirectory(temp.resolve("registry"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path plugins = temp.resolve("plugins");
+    // a short monitor backoff keeps the test fast; the grace period is the default 30 s
+    ControllerOptions options = new ControllerOptions(Duration.ofSeconds(30), Duration.ofMillis(5),
+        Duration.ofSeconds(1), 10, 100, Duration.ofMillis(100), Duration.ofMillis(400), 1.0, Duration.ZERO, 128);
+    Recorder recorder = new Recorder();
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient()) {
+      String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
+          .build()).create().getMetadata().getUid();
+      try (NodeResourcesController controller = NodeResourcesController.builder(client, "node-a")
+          .nodeUid(() -> Optional.of(uid)).options(options).build();
+          Transport transport = new Transport(1);
+          RegistrationWatcher watcher = new RegistrationWatcher(registry, Duration.ofMillis(20),
+              new Registrar(transport, Duration.ofSeconds(2)), (driver, socket) -> {
+                DraDriver recorded = recorder.wrap(driver);
+                controller.addDriver(recorded);
+                return () -> controller.removeDriver(recorded);
+              })) {
+        controller.start();
+        watcher.start();
+
+        Process first = startDriver(registry, plugins, 3);
+        await().until(() -> devices(client) == 3);
+        ResourceSlice slice = client.resources(ResourceSlice.class).list().getItems().get(0);
+        assertThat(slice.getSpec().getDriver()).isEqualTo(DRIVER);
+        assertThat(slice.getSpec().getPool().getName()).isEqualTo("example");
+        assertThat(slice.getSpec().getDevices().get(0).getCapacity().get("memory").getValue().getAmount())
+            .isEqualTo("16");
+        await().until(() -> sliceWrites(server).size() == 1);
+        server.clearWrites();
+
+        // a change on the driver's side is one update
+        send(first, "5");
+        await().until(() -> devices(client) == 5);
+        assertThat(sliceWrites(server)).extracting(RecordedWrite::verb).containsExactly(Verb.UPDATE);
+        server.clearWrites();
+
+        // killed: the stream fails, and the controller keeps trying with backoff while nobody answers
+        first.destroyForcibly().waitFor();
+        await().until(() -> recorder.retryableFailures.size() >= 3);
+        assertThat(recorder.retryableFailures.get(0)).contains("ListAndWatchResources of DRA driver " + DRIVER
+            + " on " + plugins.resolve(DRIVER).resolve("dra.sock") + " failed: UNAVAILABLE");
+        assertThat(recorder.nonRetryableFailures).isEmpty();
+
+        // restarted within the grace period with the same devices: registered again, not a single write
+        int snapshotsBefore = recorder.snapshots.get();
+        startDriver(registry, plugins, 5);
+        await().until(() -> recorder.snapshots.get() > snapshotsBefore);
+        await().during(Duration.ofMillis(500)).until(() -> sliceWrites(server).isEmpty());
+        assertThat(devices(client)).isEqualTo(5);
+        assertThat(controller.driverError(DRIVER)).isEmpty();
+      }
+    }
+  }
+
+  private Process startDriver(Path registry, Path plugins, int devices) throws IOException {
+    Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", exampleClasspath(), "dev.nodelet.examples.externaldriver.ExternalDriver",
+        "--registry", registry.toString(), "--plugins", plugins.toString(), "--name", DRIVER,
+        "--devices", String.valueOf(devices))
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+        .start();
+    processes.add(process);
+    return process;
+  }
+
+  /** The test class path without this module's classes, so the child runs only the example and its libraries. */
+  private static String exampleClasspath() {
+    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String own = Path.of("target").toAbsolutePath().toString();
+    return Arrays.stream(classpath.split(File.pathSeparator))
+        .filter(entry -> !Path.of(entry).toAbsolutePath().startsWith(own))
+        .collect(Collectors.joining(File.pathSeparator));
+  }
+
+  private static void send(Process process, String line) throws IOException {
+    Writer in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    in.write(line + "\n");
+    in.flush();
+  }
+
+  private static int devices(KubernetesClient client) {
+    return client.resources(ResourceSlice.class).list().getItems().stream()
+        .mapToInt(s -> s.getSpec().getDevices().size()).sum();
+  }
+
+  private static List<RecordedWrite> sliceWrites(EmbeddedApiServer server) {
+    return server.writes().stream().filter(w -> w.resource().equals("resourceslices")).toList();
+  }
+
+  /** Wraps each registered driver so the test sees what the controller's monitor sees. */
+  private static final class Recorder {
+    final AtomicInteger snapshots = new AtomicInteger();
+    final List<String> retryableFailures = new CopyOnWriteArrayList<>();
+    final List<String> nonRetryableFailures = new CopyOnWriteArrayList<>();
+
+    DraDriver wrap(DraDriver driver) {
+      return new DraDriver() {
+        @Override
+        public String driverName() {
+          return driver.driverName();
+        }
+
+        @Override
+        public Subscription subscribe(SnapshotListener listener) {
+          return driver.subscribe(new SnapshotListener() {
+            @Override
+            public void onSnapshot(List<Pool> pools) {
+              snapshots.incrementAndGet();
+              listener.onSnapshot(pools);
+            }
+
+            @Override
+            public void onError(Throwable cause, boolean retryable) {
+              (retryable ? retryableFailures : nonRetryableFailures).add(cause.getMessage());
+              listener.onError(cause, retryable);
+            }
+
+            @Override
+            public void onCompleted() {
+              listener.onCompleted();
+            }
+          });
+        }
+      };
+    }
+  }
+}
