@@ -56,6 +56,7 @@ public abstract class NodeletTestSupport {
   static final String API_SERVER_URL_PROPERTY = "nodelet.itest.apiserver.url";
   static final String NODE_UID_PROPERTY = "nodelet.itest.node.uid";
   static final String VERSION_PROPERTY = "nodelet.itest.version";
+  static final String EXTERNAL_DRIVER_JAR_PROPERTY = "nodelet.itest.external.driver.jar";
 
   @Inject
   protected BundleContext bundleContext;
@@ -78,6 +79,7 @@ public abstract class NodeletTestSupport {
         systemProperty(API_SERVER_URL_PROPERTY).value(apiServer.url()),
         systemProperty(NODE_UID_PROPERTY).value(apiServer.nodeUid()),
         systemProperty(VERSION_PROPERTY).value(build.getProperty("nodelet.version")),
+        systemProperty(EXTERNAL_DRIVER_JAR_PROPERTY).value(build.getProperty("external.driver.jar")),
     };
   }
 

@@ -21,4 +21,15 @@ public interface ConfigMapManager extends PodListener {
    * @throws CacheSyncException if the store could not sync it within its wait bound
    */
   ConfigMap getConfigMap(String namespace, String name);
+
+  /**
+   * Opens a watch on the ConfigMaps that registered pods reference; see {@link ObjectManager#watch}.
+   *
+   * @param options what to watch
+   * @return the watch; close it when done
+   * @throws WatchExpiredException if the resource version is older than the cache remembers
+   * @throws IllegalStateException if the manager is closed
+   * @since 1.1
+   */
+  Watch<ConfigMap> watch(WatchOptions<ConfigMap> options);
 }

@@ -65,6 +65,28 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
   List<CachedObject> objects();
 
   /**
+   * Opens a watch on the objects that registered pods reference, with the API server's watch semantics (see
+   * {@link WatchOptions}). The events come from what the store in use observes: with {@code watch} every change the
+   * API server reports, with {@code ttl} and {@code get} the changes that fetches find. An object that no registered
+   * pod references any more leaves the watched set ({@code DELETED}). Watches survive strategy changes and end when
+   * the manager closes.
+   *
+   * @param options what to watch
+   * @return the watch; close it when done
+   * @throws WatchExpiredException if {@link WatchOptions#resourceVersion()} is older than the cache remembers
+   * @throws IllegalArgumentException if the resource version is not a decimal number
+   * @throws IllegalStateException if the manager is closed
+   * @since 1.1
+   */
+  Watch<T> watch(WatchOptions<T> options);
+
+  /**
+   * @return counters of the watches on this manager, for tools such as the shell
+   * @since 1.1
+   */
+  WatchStatistics watchStatistics();
+
+  /**
    * Starts building a manager of ConfigMaps that finds the names of {@link ReferencedNames#configMaps}.
    *
    * @param client the client of the built-in {@code get} strategy; not closed by the manager
@@ -116,7 +138,8 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
     }
 
     /**
-     * @param clock the clock of the last access times; the system UTC clock by default
+     * @param clock the clock of the last access times and of watch bookmarks and deadlines; the system UTC clock by
+     *     default
      * @return this builder
      */
     public Builder<T> clock(Clock clock) {
@@ -124,7 +147,10 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
       return this;
     }
 
-    /** @return a new manager that answers with the built-in {@code get} strategy until it is given another */
+    /**
+     * @return a new manager that answers with the built-in {@code get} strategy until it is given another; it runs
+     *     one timer thread for its watches (bookmarks, deadlines), so close it when done
+     */
     public SwitchableObjectManager<T> build() {
       return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client));
     }

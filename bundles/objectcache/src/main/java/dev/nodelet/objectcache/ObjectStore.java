@@ -2,6 +2,7 @@ package dev.nodelet.objectcache;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.util.Optional;
+import org.osgi.annotation.versioning.ConsumerType;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -11,6 +12,9 @@ import org.osgi.annotation.versioning.ProviderType;
  * {@link #addReference} and {@link #deleteReference} are called from {@link PodListener} callbacks and never block on
  * the network; {@link #get} may block (to fetch the object or to wait for its cache to sync). All methods are safe to
  * call from any thread.
+ *
+ * <p>A store created with a {@link Listener} tells it what it observes of the API server, so that a manager can serve
+ * watches on its objects (see {@link StoreStrategy#createStore(ResourceType, Listener)}).
  *
  * @param <T> the Kubernetes type of the stored objects
  */
@@ -68,4 +72,54 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
    */
   @Override
   void close();
+
+  /**
+   * What a store tells its owner about the objects it observes: each object a watch delivers or a fetch returns, and
+   * each object a watch reports deleted or a fetch does not find. Reporting the same resource version twice is
+   * harmless; a manager ignores objects no registered pod references.
+   *
+   * <p>Stores call it from their own threads (a watch callback, or the thread of the get that fetched), never from
+   * {@link ObjectStore#addReference} or {@link ObjectStore#deleteReference}: a call may wait briefly (a manager's
+   * watch fan-out waits at most its dispatch budget, 100 ms) for slow watchers. Stores must not hold a lock that
+   * their reference methods need while they call it. Calls for one object should come in the order observed.
+   *
+   * @param <T> the Kubernetes type of the objects
+   */
+  @ConsumerType
+  interface Listener<T extends HasMetadata> {
+
+    /**
+     * The store observed an object as it is now.
+     *
+     * @param object the object; the listener may keep it, so the store must not modify it afterwards
+     */
+    void changed(T object);
+
+    /**
+     * The store observed that an object is gone: a watch reported its deletion, or a fetch did not find it.
+     *
+     * @param namespace the object's namespace
+     * @param name the object's name
+     * @param resourceVersion the resource version of the deletion; {@code null} if unknown (a fetch, or a relist)
+     */
+    void deleted(String namespace, String name, String resourceVersion);
+
+    /**
+     * @param <T> the Kubernetes type of the objects
+     * @return a listener that ignores everything, for stores nobody listens to
+     */
+    static <T extends HasMetadata> Listener<T> none() {
+      return new Listener<>() {
+        @Override
+        public void changed(T object) {
+          // nobody listens
+        }
+
+        @Override
+        public void deleted(String namespace, String name, String resourceVersion) {
+          // nobody listens
+        }
+      };
+    }
+  }
 }

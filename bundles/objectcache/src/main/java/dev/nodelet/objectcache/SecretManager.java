@@ -21,4 +21,16 @@ public interface SecretManager extends PodListener {
    * @throws CacheSyncException if the store could not sync it within its wait bound
    */
   Secret getSecret(String namespace, String name);
+
+  /**
+   * Opens a watch on the Secrets that registered pods reference; see {@link ObjectManager#watch}. The events carry
+   * the Secrets with their data: do not log them ({@link WatchEvent#toString()} names the object only).
+   *
+   * @param options what to watch
+   * @return the watch; close it when done
+   * @throws WatchExpiredException if the resource version is older than the cache remembers
+   * @throws IllegalStateException if the manager is closed
+   * @since 1.1
+   */
+  Watch<Secret> watch(WatchOptions<Secret> options);
 }

@@ -24,4 +24,23 @@ public interface StoreStrategy {
    * @return a new store
    */
   <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type);
+
+  /**
+   * Creates a new, empty store that tells {@code listener} what it observes of the API server (see
+   * {@link ObjectStore.Listener}), so that a manager can serve watches from it. The caller owns the store and must
+   * {@linkplain ObjectStore#close() close} it.
+   *
+   * <p>The default creates a store that tells nothing: watches through a manager then see no changes while it uses
+   * this strategy. Strategies that observe objects should override it.
+   *
+   * @param type the type of the objects to keep
+   * @param listener told of every object the store observes
+   * @param <T> the Kubernetes type of the objects
+   * @return a new store
+   * @since 1.1
+   */
+  default <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+      ObjectStore.Listener<? super T> listener) {
+    return createStore(type);
+  }
 }

@@ -28,8 +28,8 @@ public interface SwitchableObjectManager<T extends HasMetadata> extends ObjectMa
   void useBuiltInStrategy();
 
   /**
-   * Closes the store in use; later gets fail with {@link IllegalStateException} and later registrations are
-   * ignored. Idempotent.
+   * Closes the store in use and ends every watch, and stops the manager's threads; later gets and watches fail
+   * with {@link IllegalStateException} and later registrations are ignored. Idempotent.
    */
   @Override
   void close();

@@ -9,9 +9,12 @@
  * {@link dev.nodelet.objectcache.NotRegisteredException}, {@link dev.nodelet.objectcache.ObjectNotFoundException},
  * {@link dev.nodelet.objectcache.CacheSyncException}; errors of the API server itself reach the caller as fabric8's
  * {@code KubernetesClientException}.
+ *
+ * <p>Managers also serve {@link dev.nodelet.objectcache.Watch}es on the objects that registered pods reference, fed
+ * by what their stores observe ({@link dev.nodelet.objectcache.ObjectStore.Listener}).
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package dev.nodelet.objectcache;
 
 import org.osgi.annotation.bundle.Export;

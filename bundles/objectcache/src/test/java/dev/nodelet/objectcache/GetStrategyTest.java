@@ -3,6 +3,7 @@ package dev.nodelet.objectcache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.objectcache.testing.RecordingListener;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -59,6 +60,18 @@ class GetStrategyTest {
     assertThatThrownBy(() -> store.get("ns", "missing"))
         .isInstanceOf(ObjectNotFoundException.class)
         .hasMessage("configmaps \"missing\" not found");
+  }
+
+  @Test
+  void aStoreTellsItsListenerWhatEachGetFinds() {
+    RecordingListener<ConfigMap> listener = new RecordingListener<>();
+    ObjectStore<ConfigMap> told = new GetStrategy(client).createStore(ResourceType.CONFIG_MAPS, listener);
+    put("a", "1");
+    String version = told.get("ns", "a").getMetadata().getResourceVersion();
+    assertThatThrownBy(() -> told.get("ns", "missing")).isInstanceOf(ObjectNotFoundException.class);
+    server.failNext(Verb.GET, "configmaps", 1, 500);
+    assertThatThrownBy(() -> told.get("ns", "a")).isInstanceOf(KubernetesClientException.class);
+    assertThat(listener.take()).containsExactly("changed ns/a@" + version, "deleted ns/missing@null");
   }
 
   @Test

@@ -9,6 +9,9 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.StrategyBindings;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.WatchStatistics;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -113,5 +116,15 @@ public final class ConfigMapManagerComponent implements ConfigMapManager, Object
   @Override
   public List<CachedObject> objects() {
     return manager.objects();
+  }
+
+  @Override
+  public Watch<ConfigMap> watch(WatchOptions<ConfigMap> options) {
+    return manager.watch(options);
+  }
+
+  @Override
+  public WatchStatistics watchStatistics() {
+    return manager.watchStatistics();
   }
 }

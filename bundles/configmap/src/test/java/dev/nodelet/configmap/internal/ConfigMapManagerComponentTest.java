@@ -7,10 +7,14 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchEvent;
+import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -157,13 +161,85 @@ class ConfigMapManagerComponentTest {
   }
 
   @Test
-  void deactivationStopsEveryWatch() {
+  void deactivationStopsEveryWatch() throws InterruptedException {
     component.bindStrategy(watch, properties("watch", 1));
     component.registerPod(pod("p", "u1"));
     component.getConfigMap("ns", "settings");
+    Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build());
     component.deactivate();
     await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
     assertThatThrownBy(() -> component.getConfigMap("ns", "settings"))
         .isInstanceOf(IllegalStateException.class).hasMessage("the configmaps manager is closed");
+    assertThat(events.poll(Duration.ZERO)).isNull();
+    assertThat(events.isEnded()).isTrue();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
+        .extracting(Thread::getName)
+        .noneMatch(name -> name.startsWith("nodelet-watch-") && name.endsWith("-configmaps")));
+  }
+
+  /** The next event as "TYPE name@resourceVersion of the object", or null if none comes in time. */
+  private static String next(Watch<ConfigMap> events) throws InterruptedException {
+    WatchEvent<ConfigMap> event = events.poll(Duration.ofSeconds(10));
+    return event == null ? null : event.type() + " " + event.object().getMetadata().getName() + "@"
+        + event.object().getMetadata().getResourceVersion();
+  }
+
+  private String update(String mode) {
+    return client.configMaps().inNamespace("ns").withName("settings")
+        .edit(c -> new ConfigMapBuilder(c).addToData("mode", mode).build()).getMetadata().getResourceVersion();
+  }
+
+  @Test
+  void withTheWatchStrategyAWatchSeesEveryChangeOfAReferencedObject() throws InterruptedException {
+    component.bindStrategy(watch, properties("watch", 1));
+    try (Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
+      String created = client.configMaps().inNamespace("ns").withName("settings").get().getMetadata()
+          .getResourceVersion();
+      component.registerPod(pod("p", "u1"));
+      assertThat(next(events)).isEqualTo("ADDED settings@" + created);
+      String updated = update("slow");
+      assertThat(next(events)).isEqualTo("MODIFIED settings@" + updated);
+      client.configMaps().inNamespace("ns").withName("settings").delete();
+      assertThat(next(events)).startsWith("DELETED settings@");
+      assertThat(events.isEnded()).isFalse();
+    }
+  }
+
+  @Test
+  void withTheTtlStrategyAWatchSeesWhatFetchesFind() throws InterruptedException {
+    try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(client).defaultTtl(Duration.ZERO).build();
+        Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
+      component.bindStrategy(everyGet, properties("ttl", 1));
+      component.registerPod(pod("p", "u1"));
+      assertThat(events.poll(Duration.ofMillis(200))).as("nothing fetched yet").isNull();
+      String created = component.getConfigMap("ns", "settings").getMetadata().getResourceVersion();
+      assertThat(next(events)).isEqualTo("ADDED settings@" + created);
+      String updated = update("slow");
+      component.getConfigMap("ns", "settings");
+      assertThat(next(events)).isEqualTo("MODIFIED settings@" + updated);
+    }
+  }
+
+  @Test
+  void aWatchSurvivesStrategySwaps() throws InterruptedException {
+    component.bindStrategy(watch, properties("watch", 1));
+    try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(client).defaultTtl(Duration.ZERO).build();
+        Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
+      component.registerPod(pod("p", "u1"));
+      assertThat(next(events)).startsWith("ADDED settings@");
+
+      component.bindStrategy(everyGet, properties("ttl", 2));
+      component.unbindStrategy(watch, properties("watch", 1));
+      String fetched = update("slow");
+      component.getConfigMap("ns", "settings");
+      assertThat(next(events)).isEqualTo("MODIFIED settings@" + fetched);
+
+      component.bindStrategy(watch, properties("watch", 3));
+      component.unbindStrategy(everyGet, properties("ttl", 2));
+      await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
+      String watched = update("fast");
+      assertThat(next(events)).isEqualTo("MODIFIED settings@" + watched);
+      assertThat(component.watchStatistics().watchers()).isEqualTo(1);
+    }
   }
 }

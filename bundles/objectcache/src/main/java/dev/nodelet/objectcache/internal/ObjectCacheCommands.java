@@ -4,6 +4,10 @@ import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchEvent;
+import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.WatchStatistics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -11,6 +15,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -32,15 +37,17 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * Gogo commands on the ConfigMap and Secret managers: {@code nodelet:pods}, {@code nodelet:objects},
- * {@code nodelet:get} and {@code nodelet:strategy}. They show names, counts and states; Secret data only with
- * {@code --show-secret}.
+ * {@code nodelet:get}, {@code nodelet:strategy}, {@code nodelet:watch} and {@code nodelet:watchstats}. They show
+ * names, counts, states and resource versions; Secret data only with {@code nodelet:get --show-secret}.
  */
 @Component(service = ObjectCacheCommands.class, property = {
     "osgi.command.scope=nodelet",
     "osgi.command.function=pods",
     "osgi.command.function=objects",
     "osgi.command.function=get",
-    "osgi.command.function=strategy"})
+    "osgi.command.function=strategy",
+    "osgi.command.function=watch",
+    "osgi.command.function=watchstats"})
 public final class ObjectCacheCommands {
 
   static final String SHOW_SECRET = "--show-secret";
@@ -152,6 +159,65 @@ public final class ObjectCacheCommands {
     properties.put("strategy.target", target);
     configuration.update(properties);
     return managed.pid() + ": strategy.target=" + target;
+  }
+
+  /**
+   * {@code nodelet:watch <configmap|secret>}: prints the objects the registered pods reference, then every change,
+   * until interrupted (Ctrl-C).
+   */
+  public void watch(String kind) {
+    watch(kind, null, null, System.out);
+  }
+
+  /** {@code nodelet:watch <configmap|secret> <namespace>}: the same for one namespace. */
+  public void watch(String kind, String namespace) {
+    watch(kind, namespace, null, System.out);
+  }
+
+  /** {@code nodelet:watch <configmap|secret> <namespace> <name>}: the same for one object. */
+  public void watch(String kind, String namespace, String name) {
+    watch(kind, namespace, name, System.out);
+  }
+
+  /** Gogo gives each command thread its own {@code System.out}; tests give their own stream. */
+  void watch(String kind, String namespace, String name, PrintStream out) {
+    print(manager(kind).manager(), namespace, name, out);
+  }
+
+  /** Prints type, namespace/name and resource version of each event, never the content. */
+  private static <T extends HasMetadata> void print(ObjectManager<T> manager, String namespace, String name,
+      PrintStream out) {
+    WatchOptions.Builder<T> options = WatchOptions.<T>builder().sendInitialEvents(true);
+    if (namespace != null) {
+      options.field(WatchOptions.FIELD_NAMESPACE, namespace);
+    }
+    if (name != null) {
+      options.field(WatchOptions.FIELD_NAME, name);
+    }
+    try (Watch<T> watch = manager.watch(options.build())) {
+      // the iterator ends when the watch ends or, with the interrupt flag kept, when the thread is interrupted
+      for (WatchEvent<T> event : watch) {
+        ObjectMeta metadata = event.object().getMetadata();
+        out.printf("%-8s %s/%s %s%n", event.type(), metadata.getNamespace(), metadata.getName(),
+            event.resourceVersion());
+        out.flush();
+      }
+      if (!Thread.currentThread().isInterrupted()) {
+        out.println("the watch ended (the manager stopped, or the output did not keep up)");
+      }
+    }
+  }
+
+  /** {@code nodelet:watchstats}: open watches, watches closed for not keeping up and initial events, per manager. */
+  public String watchstats() {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"RESOURCE", "WATCHERS", "TERMINATED", "INITIAL-EVENTS"});
+    managers.forEach((plural, managed) -> {
+      WatchStatistics statistics = managed.manager().watchStatistics();
+      rows.add(new String[] {plural, Integer.toString(statistics.watchers()),
+          Long.toString(statistics.terminatedWatchers()), Long.toString(statistics.initialEvents())});
+    });
+    return table(rows);
   }
 
   private Managed manager(String kind) {

@@ -7,6 +7,9 @@ import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.WatchStatistics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -30,6 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Registrations and store swaps hold this manager's lock and only call the non-blocking reference methods of a
  * store; gets take no manager lock while they wait on a store. Lock order: this manager, then a store.
+ *
+ * <p>Every store reports what it observes to one {@link WatchFeed}, which outlives the stores, so watches survive a
+ * strategy change. Its lock comes before this manager's: it asks whether an object is still referenced.
  */
 public final class StrategySwitchingManager<T extends HasMetadata> implements SwitchableObjectManager<T> {
 
@@ -54,6 +60,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private final Function<Pod, Set<String>> referencedNames;
   private final Clock clock;
   private final StoreStrategy builtIn;
+  private final WatchFeed<T> feed;
 
   // guarded by this
   private final Map<PodKey, Registration> pods = new LinkedHashMap<>();
@@ -75,7 +82,8 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
     this.referencedNames = Objects.requireNonNull(referencedNames, "referencedNames");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.builtIn = Objects.requireNonNull(builtIn, "builtIn");
-    this.active = new ActiveStore<>(BUILT_IN_STRATEGY, builtIn.createStore(type));
+    this.feed = new WatchFeed<>(type, clock, this::isReferenced);
+    this.active = new ActiveStore<>(BUILT_IN_STRATEGY, builtIn.createStore(type, feed));
   }
 
   @Override
@@ -130,6 +138,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
     ObjectKey object = new ObjectKey(pod.namespace(), name);
     if (--objects.get(object).references == 0) {
       objects.remove(object);
+      feed.unreferenced(pod.namespace(), name);
     }
   }
 
@@ -150,6 +159,10 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       }
       // retired between the read and the enter: the store that replaced it is published already
     }
+  }
+
+  private synchronized boolean isReferenced(String namespace, String name) {
+    return objects.containsKey(new ObjectKey(namespace, name));
   }
 
   private synchronized void recordAccess(ObjectKey key) {
@@ -182,7 +195,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       if (closed) {
         return;
       }
-      ObjectStore<T> store = strategy.createStore(type);
+      ObjectStore<T> store = strategy.createStore(type, feed);
       // the new store knows every registration before it answers its first get
       pods.forEach((pod, registration) -> registration.names()
           .forEach(object -> store.addReference(pod.namespace(), object, pod.uid())));
@@ -191,6 +204,20 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
     }
     previous.retire();
     LOG.info("The {} manager now uses the {} strategy (was {})", type, name, previous.strategy);
+  }
+
+  @Override
+  public Watch<T> watch(WatchOptions<T> options) {
+    Objects.requireNonNull(options, "options");
+    if (closed) {
+      throw new IllegalStateException("the " + type + " manager is closed");
+    }
+    return feed.watch(options);
+  }
+
+  @Override
+  public WatchStatistics watchStatistics() {
+    return feed.statistics();
   }
 
   @Override
@@ -235,6 +262,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       last = active;
     }
     last.retire();
+    feed.close();
   }
 
   private static PodKey key(Pod pod) {

@@ -2,10 +2,13 @@ package dev.nodelet.objectcache.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -15,6 +18,10 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Map;
@@ -25,6 +32,7 @@ import org.junit.jupiter.api.Test;
 class ObjectCacheCommandsTest {
 
   private static final String PASSWORD = "aHVudGVyMg=="; // "hunter2"
+  private static final Duration WAIT = Duration.ofSeconds(10);
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
@@ -111,6 +119,54 @@ class ObjectCacheCommandsTest {
     assertThatThrownBy(() -> commands.strategy("secret", "ttl"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("no ConfigurationAdmin service: the strategy of secrets cannot be configured");
+  }
+
+  @Test
+  void watchPrintsTypeNameAndVersionUntilInterrupted() throws InterruptedException {
+    secrets.useBuiltInStrategy(); // its gets report what they find
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+    Thread command = new Thread(() -> commands.watch("secret", "ns", "db", out));
+    command.start();
+    await().atMost(WAIT).until(() -> secrets.watchStatistics().watchers() == 1);
+
+    secrets.get("ns", "db");
+    await().atMost(WAIT).until(() -> bytes.toString(StandardCharsets.UTF_8).matches("ADDED    ns/db \\d+\n"));
+
+    command.interrupt();
+    command.join(WAIT.toMillis());
+    assertThat(command.isAlive()).isFalse();
+    assertThat(secrets.watchStatistics().watchers()).as("the watch is closed").isZero();
+    assertThat(bytes.toString(StandardCharsets.UTF_8)).doesNotContain(PASSWORD).doesNotContain("hunter2");
+  }
+
+  @Test
+  void watchSaysWhenTheWatchEndsWithoutAnInterrupt() throws InterruptedException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    Thread command = new Thread(() -> commands.watch("cm", "ns", null,
+        new PrintStream(bytes, true, StandardCharsets.UTF_8)));
+    command.start();
+    await().atMost(WAIT).until(() -> configMaps.watchStatistics().watchers() == 1);
+
+    configMaps.close();
+
+    command.join(WAIT.toMillis());
+    assertThat(command.isAlive()).isFalse();
+    assertThat(bytes.toString(StandardCharsets.UTF_8))
+        .isEqualTo("the watch ended (the manager stopped, or the output did not keep up)\n");
+  }
+
+  @Test
+  void watchstatsCountsPerManager() {
+    configMaps.get("ns", "settings");
+    try (Watch<ConfigMap> watch = configMaps.watch(WatchOptions.<ConfigMap>builder().sendInitialEvents(true)
+        .build())) {
+      assertThat(commands.watchstats()).isEqualTo("""
+          RESOURCE    WATCHERS  TERMINATED  INITIAL-EVENTS
+          configmaps  1         0           1
+          secrets     0         0           0
+          """);
+    }
   }
 
   @Test

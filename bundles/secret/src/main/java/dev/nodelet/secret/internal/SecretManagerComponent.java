@@ -9,6 +9,9 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.StrategyBindings;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.WatchStatistics;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -113,5 +116,15 @@ public final class SecretManagerComponent implements SecretManager, ObjectManage
   @Override
   public List<CachedObject> objects() {
     return manager.objects();
+  }
+
+  @Override
+  public Watch<Secret> watch(WatchOptions<Secret> options) {
+    return manager.watch(options);
+  }
+
+  @Override
+  public WatchStatistics watchStatistics() {
+    return manager.watchStatistics();
   }
 }

@@ -7,11 +7,15 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchEvent;
+import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
@@ -88,6 +92,28 @@ class SecretManagerComponentTest {
     component.unregisterPod(pod());
     assertThatThrownBy(() -> component.getSecret("ns", "pull"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"pull\" not registered");
+  }
+
+  @Test
+  void aWatchSeesTheReferencedSecretsAndEndsOnDeactivation() throws InterruptedException {
+    component.bindStrategy(watch, properties("watch", 1));
+    Watch<Secret> events = component.watch(WatchOptions.<Secret>builder()
+        .field(WatchOptions.FIELD_NAME, "token").build());
+    component.registerPod(pod());
+    WatchEvent<Secret> added = events.poll(Duration.ofSeconds(10));
+    assertThat(added).isNotNull();
+    assertThat(added.type()).isEqualTo(WatchEvent.Type.ADDED);
+    assertThat(added.object().getMetadata().getName()).isEqualTo("token");
+    assertThat(added.toString()).doesNotContain("aHVudGVyMg==");
+
+    component.unregisterPod(pod());
+    WatchEvent<Secret> deleted = events.poll(Duration.ofSeconds(10));
+    assertThat(deleted).isNotNull();
+    assertThat(deleted.type()).as("no pod references it any more").isEqualTo(WatchEvent.Type.DELETED);
+
+    component.deactivate();
+    assertThat(events.poll(Duration.ofSeconds(10))).isNull();
+    assertThat(events.isEnded()).isTrue();
   }
 
   @Test

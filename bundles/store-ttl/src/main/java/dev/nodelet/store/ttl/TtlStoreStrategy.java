@@ -50,7 +50,14 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
 
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return new TtlObjectStore<>(client, type, clock, ttl);
+    return createStore(type, ObjectStore.Listener.none());
+  }
+
+  /** The store tells {@code listener} what each fetch finds, in the thread of the get that fetched. */
+  @Override
+  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+      ObjectStore.Listener<? super T> listener) {
+    return new TtlObjectStore<>(client, type, clock, ttl, listener);
   }
 
   /** Stops the watch on the node. Stores keep working with the default time-to-live. Idempotent. */

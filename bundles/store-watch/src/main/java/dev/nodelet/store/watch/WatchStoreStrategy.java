@@ -54,10 +54,17 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
 
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
+    return createStore(type, ObjectStore.Listener.none());
+  }
+
+  /** The store tells {@code listener} every add, update and delete its watches see, on their event threads. */
+  @Override
+  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+      ObjectStore.Listener<? super T> listener) {
     if (timer.isShutdown()) {
       throw new IllegalStateException("the watch strategy is closed");
     }
-    WatchObjectStore<T> store = new WatchObjectStore<>(client, type, clock, settings, timer);
+    WatchObjectStore<T> store = new WatchObjectStore<>(client, type, clock, settings, timer, listener);
     openStores.add(store);
     store.onClose(() -> openStores.remove(store));
     return store;

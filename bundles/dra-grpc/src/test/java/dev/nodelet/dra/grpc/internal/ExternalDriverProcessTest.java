@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.File;
 import java.io.IOException;
+import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -134,7 +135,7 @@ class ExternalDriverProcessTest {
   }
 
   private static void send(Process process, String line) throws IOException {
-    Writer in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
     in.write(line + "\n");
     in.flush();
   }

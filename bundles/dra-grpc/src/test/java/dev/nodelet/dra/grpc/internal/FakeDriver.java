@@ -21,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +52,7 @@ final class FakeDriver implements AutoCloseable {
   static FakeDriver of(Path registry, Path plugins, String name, BindableService... endpointServices) {
     return new FakeDriver(registry.resolve(name + "-reg.sock"), plugins.resolve(name + ".sock"), info(name,
         plugins.resolve(name + ".sock")), "rw-------", "rw-------",
-        java.util.Arrays.stream(endpointServices).map(BindableService::bindService)
+        Arrays.stream(endpointServices).map(BindableService::bindService)
             .toArray(ServerServiceDefinition[]::new));
   }
 

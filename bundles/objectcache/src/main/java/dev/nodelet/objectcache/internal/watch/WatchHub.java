@@ -116,7 +116,9 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
   /**
    * Records an object as a fetch or a watch of the store observed it. An object not in the cache yet is dispatched
    * as ADDED, a changed one as MODIFIED; one with the resource version already cached is no change (a fetch that
-   * found nothing new). May wait up to the dispatch budget for full watchers. Ignored once the hub is closed.
+   * found nothing new), and one with an older resource version is a stale observation (a fetch that raced a watch,
+   * or two fetches finishing out of order) and ignored. May wait up to the dispatch budget for full watchers.
+   * Ignored once the hub is closed.
    *
    * @param object the object as it is now; the hub keeps it, so the caller must not modify it afterwards
    */
@@ -130,7 +132,7 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
       }
       Entry<T> old = store.get(key);
       String version = metadata.getResourceVersion();
-      if (old != null && version != null && version.equals(old.object().getMetadata().getResourceVersion())) {
+      if (old != null && isNotNewer(version, old.object().getMetadata().getResourceVersion())) {
         return;
       }
       long next = nextRevision(version);
@@ -362,6 +364,15 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
   private long nextRevision(String resourceVersion) {
     revision = Math.max(revision + 1, parse(resourceVersion));
     return revision;
+  }
+
+  /** The same version, or an older one when both are decimal numbers (the API server's versions of one object). */
+  private static boolean isNotNewer(String version, String cached) {
+    if (version == null) {
+      return false;
+    }
+    long parsed = parse(version);
+    return version.equals(cached) || (parsed > 0 && parsed < parse(cached));
   }
 
   private static String key(String namespace, String name) {

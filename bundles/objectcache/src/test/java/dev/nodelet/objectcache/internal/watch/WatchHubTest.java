@@ -264,6 +264,18 @@ class WatchHubTest {
   }
 
   @Test
+  void anOlderVersionOfACachedObjectIsAStaleObservation() throws InterruptedException {
+    Watch<ConfigMap> watch = hub.watch(options().build());
+
+    hub.put(configMap("a", 20));
+    hub.put(configMap("a", 19)); // a fetch that finished after a newer watch event
+    hub.remove("ns", "a", "21");
+    hub.put(configMap("a", 19)); // not cached any more: nothing to compare with
+
+    assertThat(drain(watch)).containsExactly("ADDED a@20", "DELETED a@21", "ADDED a@22");
+  }
+
+  @Test
   void aListenerThatThrowsClosesItsWatch() {
     Watch<ConfigMap> watch = hub.watch(options().build());
     CompletableFuture<Void> loop = watch.forEachAsync(consumers, event -> {

@@ -11,6 +11,8 @@ import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class GetStrategyComponentTest {
@@ -30,6 +32,31 @@ class GetStrategyComponentTest {
           .isInstanceOf(ObjectNotFoundException.class)
           .hasMessage("secrets \"other\" not found");
       assertThat(server.openWatches("secrets")).isZero();
+    }
+  }
+
+  @Test
+  void storesTellTheirListenerWhatGetsFind() {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient()) {
+      client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("s").endMetadata()
+          .build()).create();
+      List<String> heard = new ArrayList<>();
+      ObjectStore<Secret> store = new GetStrategyComponent(client).createStore(ResourceType.SECRETS,
+          new ObjectStore.Listener<Secret>() {
+            @Override
+            public void changed(Secret object) {
+              heard.add("changed " + object.getMetadata().getName());
+            }
+
+            @Override
+            public void deleted(String namespace, String name, String resourceVersion) {
+              heard.add("deleted " + name);
+            }
+          });
+      store.get("ns", "s");
+      assertThatThrownBy(() -> store.get("ns", "other")).isInstanceOf(ObjectNotFoundException.class);
+      assertThat(heard).containsExactly("changed s", "deleted other");
     }
   }
 }

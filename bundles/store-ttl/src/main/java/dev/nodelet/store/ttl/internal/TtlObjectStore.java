@@ -19,7 +19,8 @@ import java.util.function.Supplier;
 
 /**
  * The kubelet's TTL object store ({@code cache_based_manager.go}): reference counts per object, cached copies that
- * are fetched again once stale, and a refetch served from the API server's cache.
+ * are fetched again once stale, and a refetch served from the API server's cache. The listener hears what each fetch
+ * finds (a newer-or-equal object, or NotFound) in the thread of the get.
  */
 public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<T> {
 
@@ -43,6 +44,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
   private final Clock clock;
   private final Supplier<Duration> ttl;
   private final String collectionPath;
+  private final Listener<? super T> listener;
 
   // guarded by this
   private final Map<Key, Item<T>> items = new HashMap<>();
@@ -52,12 +54,15 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
    * @param type the type of the objects
    * @param clock the clock that ages copies
    * @param ttl the time-to-live in effect, asked on every get
+   * @param listener told of what fetches find
    */
-  public TtlObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, Supplier<Duration> ttl) {
+  public TtlObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, Supplier<Duration> ttl,
+      Listener<? super T> listener) {
     this.client = Objects.requireNonNull(client, "client");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.ttl = Objects.requireNonNull(ttl, "ttl");
+    this.listener = Objects.requireNonNull(listener, "listener");
     String group = HasMetadata.getGroup(type.type());
     String version = HasMetadata.getVersion(type.type());
     this.collectionPath = (group == null || group.isEmpty() ? "/api/" : "/apis/" + group + "/") + version;
@@ -121,6 +126,12 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       entry.object = fetched;
       entry.notFound = fetched == null;
       entry.lastUpdate = clock.instant();
+      // still under the entry's lock, so the listener hears the fetches of one object in order
+      if (fetched == null) {
+        listener.deleted(namespace, name, null);
+      } else {
+        listener.changed(fetched);
+      }
     }
   }
 

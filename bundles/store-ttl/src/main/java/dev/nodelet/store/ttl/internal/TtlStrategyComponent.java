@@ -49,6 +49,12 @@ public final class TtlStrategyComponent implements StoreStrategy {
     return strategy.createStore(type);
   }
 
+  @Override
+  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+      ObjectStore.Listener<? super T> listener) {
+    return strategy.createStore(type, listener);
+  }
+
   @Deactivate
   void deactivate() {
     strategy.close();

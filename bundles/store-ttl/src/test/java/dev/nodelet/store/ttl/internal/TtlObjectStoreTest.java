@@ -7,6 +7,7 @@ import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.objectcache.testing.RecordingListener;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -35,6 +36,7 @@ class TtlObjectStoreTest {
   private static final Duration TTL = Duration.ofMinutes(1);
 
   private final MutableClock clock = new MutableClock();
+  private final RecordingListener<ConfigMap> listener = new RecordingListener<>();
   /** The query of every GET of a single ConfigMap this client sent. */
   private final List<String> getQueries = new CopyOnWriteArrayList<>();
   private EmbeddedApiServer server;
@@ -45,7 +47,7 @@ class TtlObjectStoreTest {
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = recordingClient(server);
-    store = new TtlObjectStore<>(client, ResourceType.CONFIG_MAPS, clock, () -> TTL);
+    store = new TtlObjectStore<>(client, ResourceType.CONFIG_MAPS, clock, () -> TTL, listener);
   }
 
   private KubernetesClient recordingClient(EmbeddedApiServer target) {
@@ -150,6 +152,29 @@ class TtlObjectStoreTest {
   }
 
   @Test
+  void theListenerHearsWhatEachFetchFinds() {
+    String v1 = put("a", "1").getMetadata().getResourceVersion();
+    store.addReference("ns", "a", "pod-1");
+    value("a");
+    value("a"); // fresh: no fetch, nothing to tell
+    assertThat(listener.take()).containsExactly("changed ns/a@" + v1);
+
+    String v2 = put("a", "2").getMetadata().getResourceVersion();
+    clock.advance(TTL);
+    value("a");
+    assertThat(listener.take()).containsExactly("changed ns/a@" + v2);
+
+    clock.advance(TTL);
+    server.failNext(Verb.GET, "configmaps", 1, 500);
+    value("a");
+    assertThat(listener.take()).as("a transient error observes nothing").isEmpty();
+
+    client.configMaps().inNamespace("ns").withName("a").delete();
+    assertThatThrownBy(() -> store.get("ns", "a")).isInstanceOf(ObjectNotFoundException.class);
+    assertThat(listener.take()).containsExactly("deleted ns/a@null");
+  }
+
+  @Test
   void aTransientErrorKeepsTheOldCopyStale() {
     put("a", "1");
     store.addReference("ns", "a", "pod-1");
@@ -190,8 +215,10 @@ class TtlObjectStoreTest {
     clock.advance(TTL);
     assertThat(value("a")).isEqualTo("newer");
     int fetches = fetches();
+    listener.take();
     assertThat(value("a")).isEqualTo("newer");
     assertThat(fetches()).as("an older version leaves the copy stale").isEqualTo(fetches + 1);
+    assertThat(listener.take()).as("and is not told").isEmpty();
 
     for (int i = 0; i < 3; i++) {
       put("other" + i, "1");

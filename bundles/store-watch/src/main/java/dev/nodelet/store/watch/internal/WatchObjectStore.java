@@ -8,6 +8,7 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.time.Clock;
@@ -23,7 +24,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The watch-based store of the kubelet ({@code watch_based_manager.go}) on fabric8 informers, one per referenced
- * object. Lock order: this store, then an item.
+ * object.
+ *
+ * <p>The listener hears every add, update and delete of each item's watch on that watch's event thread, and what a
+ * get finds that the watches do not tell. It is never called from the reference methods. All calls hold
+ * {@link #reports} (never taken under this store's lock), so a get's finding and a watch event come in the order in
+ * which they were observed. Lock order: {@link #reports}, then this store, then an item.
  */
 public final class WatchObjectStore<T extends HasMetadata> implements ObjectStore<T> {
 
@@ -40,6 +46,9 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledFuture<?> sweeping;
+  private final Listener<? super T> listener;
+  /** Held while telling the listener. */
+  private final Object reports = new Object();
 
   // guarded by this
   private final Map<Key, WatchItem<T>> items = new HashMap<>();
@@ -52,13 +61,15 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param clock the clock of access times
    * @param settings the options
    * @param timer runs the idle sweep every {@link WatchSettings#sweepInterval()}
+   * @param listener told of what the watches and gets observe
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
-      ScheduledExecutorService timer) {
+      ScheduledExecutorService timer, Listener<? super T> listener) {
     this.client = Objects.requireNonNull(client, "client");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.settings = Objects.requireNonNull(settings, "settings");
+    this.listener = Objects.requireNonNull(listener, "listener");
     long sweepMillis = settings.sweepInterval().toMillis();
     this.sweeping = timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
   }
@@ -118,6 +129,13 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     awaitSync(item);
     Object current = item.current();
     if (current == null) {
+      synchronized (reports) {
+        // a watch restarted after an idle stop lists without the object but reports no deletion; checked again
+        // here, since an add the watch delivers after this check is then told after this deletion
+        if (item.current() == null) {
+          listener.deleted(namespace, name, null);
+        }
+      }
       throw new ObjectNotFoundException(type.plural(), namespace, name);
     }
     T object = type.cast(current);
@@ -138,9 +156,19 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     T live = client.resources(type.type()).inNamespace(namespace).withName(name).get();
     String liveUid = live == null ? null : live.getMetadata().getUid();
-    synchronized (this) {
-      if (item.verified(uid, liveUid, !stopped)) {
+    // held across the restart, so the new watch's first add is told after this
+    synchronized (reports) {
+      boolean replaced;
+      synchronized (this) {
+        replaced = item.verified(uid, liveUid, !stopped);
+      }
+      if (replaced) {
         LOG.debug("Watching {} {}/{} again: the immutable object was replaced or deleted", type, namespace, name);
+        // the kept object is gone; a re-created one is another object
+        listener.deleted(namespace, name, null);
+        if (live != null) {
+          listener.changed(live);
+        }
       }
     }
   }
@@ -167,6 +195,30 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     informer.exceptionHandler((started, error) -> {
       LOG.debug("Watch of {} {}/{} failed, retrying: {}", type, key.namespace(), key.name(), error.getMessage());
       return true;
+    });
+    informer.addEventHandler(new ResourceEventHandler<T>() {
+      @Override
+      public void onAdd(T object) {
+        synchronized (reports) {
+          listener.changed(object);
+        }
+      }
+
+      @Override
+      public void onUpdate(T previous, T object) {
+        synchronized (reports) {
+          listener.changed(object);
+        }
+      }
+
+      @Override
+      public void onDelete(T object, boolean finalStateUnknown) {
+        // a deletion seen only by a relist carries the last version the watch saw, not the deletion's
+        String version = finalStateUnknown ? null : object.getMetadata().getResourceVersion();
+        synchronized (reports) {
+          listener.deleted(key.namespace(), key.name(), version);
+        }
+      }
     });
     informer.start();
     return informer;

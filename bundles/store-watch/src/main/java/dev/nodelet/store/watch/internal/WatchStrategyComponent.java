@@ -45,6 +45,12 @@ public final class WatchStrategyComponent implements StoreStrategy {
     return strategy.createStore(type);
   }
 
+  @Override
+  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+      ObjectStore.Listener<? super T> listener) {
+    return strategy.createStore(type, listener);
+  }
+
   @Deactivate
   void deactivate() {
     strategy.close();

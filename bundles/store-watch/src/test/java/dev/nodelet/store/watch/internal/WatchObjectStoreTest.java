@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.objectcache.testing.RecordingListener;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -18,6 +19,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
@@ -31,6 +33,7 @@ class WatchObjectStoreTest {
   private static final Duration WAIT = Duration.ofSeconds(20);
 
   private final MutableClock clock = new MutableClock();
+  private final RecordingListener<ConfigMap> listener = new RecordingListener<>();
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
   private EmbeddedApiServer server;
   private KubernetesClient client;
@@ -46,7 +49,7 @@ class WatchObjectStoreTest {
     listsBefore = server.requestCount(Verb.LIST, "configmaps");
     // the timer never fires during a test: sweeps are called by hand
     store = new WatchObjectStore<>(client, ResourceType.CONFIG_MAPS, clock,
-        new WatchSettings(MAX_IDLE, SYNC_WAIT, Duration.ofHours(1)), timer);
+        new WatchSettings(MAX_IDLE, SYNC_WAIT, Duration.ofHours(1)), timer, listener);
   }
 
   private void start() {
@@ -101,6 +104,27 @@ class WatchObjectStoreTest {
   }
 
   @Test
+  void theListenerHearsEveryAddUpdateAndDeleteTheWatchSees() {
+    start();
+    String v1 = put("a", "1").getMetadata().getResourceVersion();
+    store.addReference("ns", "a", "pod-1");
+    await().atMost(WAIT).until(() -> listener.heard().equals(List.of("changed ns/a@" + v1)));
+    String v2 = put("a", "2").getMetadata().getResourceVersion();
+    await().atMost(WAIT).until(() -> listener.heard().size() == 2);
+    delete("a");
+    await().atMost(WAIT).until(() -> listener.heard().size() == 3);
+
+    List<String> heard = listener.take();
+    assertThat(heard).startsWith("changed ns/a@" + v1, "changed ns/a@" + v2);
+    // the watch's DELETED event carries the version of the deletion
+    assertThat(heard.get(2)).startsWith("deleted ns/a@").isNotEqualTo("deleted ns/a@null");
+    assertThat(Long.parseLong(heard.get(2).substring("deleted ns/a@".length()))).isGreaterThan(Long.parseLong(v2));
+    // a reference change is the manager's business, not an observation
+    store.deleteReference("ns", "a", "pod-1");
+    assertThat(listener.take()).isEmpty();
+  }
+
+  @Test
   void anUnregisteredObjectIsAnError() {
     start();
     put("a", "1");
@@ -149,6 +173,7 @@ class WatchObjectStoreTest {
     assertThatThrownBy(() -> store.get("ns", "later"))
         .isInstanceOf(ObjectNotFoundException.class)
         .hasMessage("configmaps \"later\" not found");
+    assertThat(listener.take()).containsExactly("deleted ns/later@null");
     put("later", "1");
     await().atMost(WAIT).ignoreExceptionsInstanceOf(ObjectNotFoundException.class).untilAsserted(() -> assertThat(value("later")).isEqualTo("1"));
   }
@@ -252,9 +277,12 @@ class WatchObjectStoreTest {
     assertThat(lists()).isEqualTo(lists);
 
     delete("a");
-    put("a", "2");
+    String v2 = put("a", "2").getMetadata().getResourceVersion();
     store.addReference("ns", "a", "pod-3");
+    listener.take();
     assertThat(value("a")).isEqualTo("2");
+    // the stopped watch saw neither: the verification tells that the kept object is gone and another one came
+    assertThat(listener.heard()).startsWith("deleted ns/a@null", "changed ns/a@" + v2);
     // a mutable object again: watched again, and changes arrive
     await().atMost(WAIT).until(() -> watches("a") == 1);
     put("a", "3");

@@ -1,0 +1,98 @@
+package dev.nodelet.benchmarks;
+
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * Measure 1: a cached get of a watched, synced object. Nodelet's watch strategy behind the ConfigMap manager (the
+ * public {@code ObjectManager.get}), next to a fabric8 informer's store lookup and a bare {@code ConcurrentHashMap}.
+ * 128 objects, read in turn.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class CachedGetBenchmark {
+
+  static final int OBJECTS = 128;
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private WatchStoreStrategy strategy;
+  private SwitchableObjectManager<ConfigMap> manager;
+  private SharedIndexInformer<ConfigMap> informer;
+  private final ConcurrentHashMap<String, ConfigMap> map = new ConcurrentHashMap<>();
+  private final String[] names = new String[OBJECTS];
+  private final String[] keys = new String[OBJECTS];
+  private int next;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    Fixtures.createConfigMaps(client, 0, OBJECTS);
+    strategy = WatchStoreStrategy.builder(client).build();
+    manager = ObjectManager.configMaps(client).build();
+    manager.useStrategy("watch", strategy);
+    Fixtures.podsReferencing(0, OBJECTS).forEach(manager::registerPod);
+    informer = client.configMaps().inNamespace(Fixtures.NAMESPACE).inform();
+    for (int i = 0; i < OBJECTS; i++) {
+      names[i] = Fixtures.name(i);
+      keys[i] = Cache.namespaceKeyFunc(Fixtures.NAMESPACE, names[i]);
+      ConfigMap synced = Fixtures.getSynced(manager, names[i]);
+      map.put(keys[i], synced);
+      if (informer.getStore().getByKey(keys[i]) == null) {
+        throw new IllegalStateException("the informer has not synced " + keys[i]);
+      }
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    informer.close();
+    manager.close();
+    strategy.close();
+    client.close();
+    server.close();
+  }
+
+  private int nextIndex() {
+    int i = next;
+    next = (i + 1) & (OBJECTS - 1);
+    return i;
+  }
+
+  /** {@code ObjectManager.get(namespace, name)} with the watch strategy. */
+  @Benchmark
+  public ConfigMap nodeletGet() {
+    return manager.get(Fixtures.NAMESPACE, names[nextIndex()]);
+  }
+
+  /** A fabric8 informer: the key from namespace and name, then the store lookup (what a lister does). */
+  @Benchmark
+  public ConfigMap informerStoreGet() {
+    return informer.getStore().getByKey(Cache.namespaceKeyFunc(Fixtures.NAMESPACE, names[nextIndex()]));
+  }
+
+  /** The floor: {@code ConcurrentHashMap.get} with a precomputed key. */
+  @Benchmark
+  public ConfigMap bareMapGet() {
+    return map.get(keys[nextIndex()]);
+  }
+}

@@ -1,0 +1,111 @@
+package dev.nodelet.benchmarks;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Measure 2: heap per watched object and live threads of the JVM, at 1,000 and 5,000 watched objects, for the watch
+ * strategy and for one fabric8 informer per object. The API server runs in a child JVM, so this JVM holds only the
+ * client side. Heap is measured after full collections, once the watches have settled.
+ */
+final class FootprintHarness {
+
+  record Result(int objects, double heapPerObjectBytes, int threadsBefore, int threadsAfter) {
+  }
+
+  private FootprintHarness() {
+  }
+
+  static List<Row> run(boolean smoke) {
+    int[] counts = smoke ? new int[] {20, 50} : new int[] {1000, 5000};
+    Map<Integer, Result[]> results = new LinkedHashMap<>();
+    try (ApiServerProcess server = ApiServerProcess.start()) {
+      try (KubernetesClient admin = Watched.client(server.url())) {
+        int created = 0;
+        for (int count : counts) {
+          Fixtures.createConfigMaps(admin, created, count - created);
+          created = count;
+          Result nodelet = measure(server.url(), count, Watched::nodelet, smoke);
+          Result informers = measure(server.url(), count, Watched::informers, smoke);
+          results.put(count, new Result[] {nodelet, informers});
+          Main.log("footprint %d objects: watch strategy %.0f B/object, %d threads; informers %.0f B/object, %d "
+              + "threads", count, nodelet.heapPerObjectBytes, nodelet.threadsAfter, informers.heapPerObjectBytes,
+              informers.threadsAfter);
+        }
+      }
+    }
+    List<Row> rows = new ArrayList<>();
+    Result[] small = results.get(counts[0]);
+    Result[] large = results.get(counts[1]);
+    for (int count : counts) {
+      Result[] r = results.get(count);
+      rows.add(new Row(2, "heap per watched object at " + count + " objects",
+          Stats.fmt(r[0].heapPerObjectBytes / 1024) + " KiB",
+          Stats.fmt(r[1].heapPerObjectBytes / 1024) + " KiB (one informer per object)",
+          "≤ ¼ of the informer baseline",
+          Row.verdict(r[0].heapPerObjectBytes <= r[1].heapPerObjectBytes / 4)));
+    }
+    for (int count : counts) {
+      Result[] r = results.get(count);
+      rows.add(new Row(2, "live JVM threads at " + count + " watched objects (before watching)",
+          r[0].threadsAfter + " (" + r[0].threadsBefore + ")",
+          r[1].threadsAfter + " (" + r[1].threadsBefore + ")",
+          "independent of the object count; ≤ 40 in all",
+          Row.verdict(r[0].threadsAfter <= 40 && large[0].threadsAfter - large[0].threadsBefore
+              <= small[0].threadsAfter - small[0].threadsBefore + 2)));
+    }
+    return rows;
+  }
+
+  static Result measure(String url, int count, Function<String, Watched> kind, boolean smoke) {
+    try (Watched watched = kind.apply(url)) {
+      watched.client.configMaps().withName(Fixtures.name(0)).get(); // the client's own threads and classes
+      long before = usedHeap();
+      int threadsBefore = liveThreads();
+      watched.watch(count);
+      long after = settledHeap(smoke);
+      int threadsAfter = liveThreads();
+      return new Result(count, (after - before) / (double) count, threadsBefore, threadsAfter);
+    }
+  }
+
+  /** The used heap once it no longer changes by more than 1% a second (the watches are open). */
+  private static long settledHeap(boolean smoke) {
+    long previous = usedHeap();
+    for (int i = 0; i < (smoke ? 1 : 10); i++) {
+      sleep(smoke ? 200 : 1000);
+      long now = usedHeap();
+      if (Math.abs(now - previous) < previous / 100) {
+        return now;
+      }
+      previous = now;
+    }
+    return previous;
+  }
+
+  static long usedHeap() {
+    for (int i = 0; i < 3; i++) {
+      System.gc();
+      sleep(50);
+    }
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  static int liveThreads() {
+    return ManagementFactory.getThreadMXBean().getThreadCount();
+  }
+
+  static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}

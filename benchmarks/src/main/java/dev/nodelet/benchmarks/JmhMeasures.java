@@ -1,0 +1,133 @@
+package dev.nodelet.benchmarks;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/** Measures 1 and 3, run with JMH; the raw results go to {@code <json dir>/jmh-measure<n>.json}. */
+final class JmhMeasures {
+
+  private JmhMeasures() {
+  }
+
+  static List<Row> cachedGet(Settings settings) {
+    ChainedOptionsBuilder options = options(settings, CachedGetBenchmark.class, 1);
+    if (!settings.smoke()) {
+      options.forks(2).warmupIterations(3).warmupTime(TimeValue.seconds(1))
+          .measurementIterations(5).measurementTime(TimeValue.seconds(1));
+    }
+    Collection<RunResult> results = run(options);
+    Result<?> nodelet = primary(results, "nodeletGet", null);
+    Result<?> informer = primary(results, "informerStoreGet", null);
+    Result<?> map = primary(results, "bareMapGet", null);
+    double n = median(nodelet);
+    double i = median(informer);
+    double m = median(map);
+    Main.log("cached get: nodelet %.1f ns, informer %.1f ns, map %.1f ns", n, i, m);
+    return List.of(new Row(1, "cached get of a watched, synced object (" + CachedGetBenchmark.OBJECTS
+            + " objects, read in turn; 1 thread)", withError(nodelet) + " (" + Stats.fmt(n / m) + "× the map)",
+        "informer store lookup " + withError(informer) + "; bare ConcurrentHashMap.get " + withError(map),
+        "≤ 1.5× the bare map, and faster than the informer", Row.verdict(n <= 1.5 * m && n < i)));
+  }
+
+  static List<Row> registerPod(Settings settings) {
+    ChainedOptionsBuilder options = options(settings, RegisterPodBenchmark.class, 3);
+    if (!settings.smoke()) {
+      options.forks(1).warmupIterations(2).warmupTime(TimeValue.seconds(1))
+          .measurementIterations(5).measurementTime(TimeValue.seconds(1));
+    }
+    Collection<RunResult> results = run(options);
+    List<Row> rows = new ArrayList<>();
+    for (String references : List.of("shared", "new")) {
+      for (String server : List.of("reachable", "unreachable")) {
+        Result<?> r = primary(results, "registerPod", "references=" + references + ",server=" + server);
+        var s = r.getStatistics();
+        double p99 = s.getPercentile(99);
+        String what = "shared".equals(references) ? "objects already watched for another pod"
+            : "first reference: starts 10 watches";
+        rows.add(new Row(3, "registerPod, 10 references (" + what + "), API server " + server,
+            "p50 " + Stats.fmt(s.getPercentile(50)) + " µs, p99 " + Stats.fmt(p99) + " µs, p99.9 "
+                + Stats.fmt(s.getPercentile(99.9)) + " µs, max " + Stats.fmt(s.getMax()) + " µs (" + s.getN()
+                + " samples)",
+            "—", "p99 ≤ 20 µs, the same when unreachable", Row.verdict(p99 <= 20)));
+        Main.log("registerPod %s/%s: p50 %.2f µs p99 %.2f µs", references, server, s.getPercentile(50), p99);
+      }
+    }
+    return rows;
+  }
+
+  private static ChainedOptionsBuilder options(Settings settings, Class<?> benchmark, int measure) {
+    ChainedOptionsBuilder options = new OptionsBuilder()
+        .include("^" + benchmark.getName().replace(".", "\\.") + "\\.")
+        .shouldFailOnError(true)
+        .resultFormat(ResultFormatType.JSON)
+        .result(jsonFile(settings, measure).toString());
+    settings.profiler().ifPresent(options::addProfiler);
+    if (settings.smoke()) {
+      options.forks(0).warmupIterations(0).measurementIterations(1)
+          .measurementTime(TimeValue.milliseconds(200));
+    }
+    return options;
+  }
+
+  private static Path jsonFile(Settings settings, int measure) {
+    try {
+      Files.createDirectories(settings.jsonDir());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return settings.jsonDir().resolve("jmh-measure" + measure + ".json");
+  }
+
+  private static Collection<RunResult> run(ChainedOptionsBuilder options) {
+    try {
+      return new Runner(options.build()).run();
+    } catch (RunnerException e) {
+      throw new IllegalStateException("JMH failed: " + e.getMessage(), e);
+    }
+  }
+
+  private static Result<?> primary(Collection<RunResult> results, String method, String params) {
+    return results.stream()
+        .filter(r -> r.getParams().getBenchmark().endsWith("." + method))
+        .filter(r -> params == null || params.equals(paramString(r)))
+        .findFirst().orElseThrow(() -> new IllegalStateException("no result for " + method + " " + params))
+        .getPrimaryResult();
+  }
+
+  private static String paramString(RunResult r) {
+    List<String> parts = new ArrayList<>();
+    for (String key : r.getParams().getParamsKeys()) {
+      parts.add(key + "=" + r.getParams().getParam(key));
+    }
+    parts.sort(null);
+    return String.join(",", parts);
+  }
+
+  /** The median of the iteration scores. */
+  private static double median(Result<?> r) {
+    return r.getStatistics().getN() > 1 ? r.getStatistics().getPercentile(50) : r.getScore();
+  }
+
+  private static String withError(Result<?> r) {
+    String median = "median " + Stats.fmt(median(r)) + " " + r.getScoreUnit();
+    double error = r.getScoreError();
+    if (Double.isNaN(error)) {
+      return median;
+    }
+    return median + " (mean " + Stats.fmt(r.getScore()) + " ± " + Stats.fmt(error) + ", 99.9% CI, "
+        + r.getStatistics().getN() + " iterations)";
+  }
+}

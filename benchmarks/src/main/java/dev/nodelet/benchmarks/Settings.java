@@ -1,0 +1,17 @@
+package dev.nodelet.benchmarks;
+
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * What to run and how.
+ *
+ * @param smoke one short iteration of everything, for CI: proves the benchmarks run, measures nothing
+ * @param measures the measures to run (1..6)
+ * @param out the Markdown file whose results table is replaced
+ * @param jsonDir where JMH writes its JSON results
+ * @param profiler a JMH profiler for measures 1 and 3 (e.g. {@code gc}, {@code jfr}, {@code stack}), if any
+ */
+record Settings(boolean smoke, Set<Integer> measures, Path out, Path jsonDir, Optional<String> profiler) {
+}

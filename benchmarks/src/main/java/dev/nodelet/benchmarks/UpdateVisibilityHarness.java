@@ -1,0 +1,114 @@
+package dev.nodelet.benchmarks;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Measure 4: 1,000 watched objects, 200 updates/s to random ones through another client; the latency from sending an
+ * update to the first get that returns it (or a newer version). A checker thread re-reads the pending objects every
+ * 50 µs. The API server runs in a child JVM. Watch strategy next to one informer per object.
+ */
+final class UpdateVisibilityHarness {
+
+  static final int RATE = 200;
+
+  private record Pending(String name, long resourceVersion, long sentNanos) {
+  }
+
+  private UpdateVisibilityHarness() {
+  }
+
+  static List<Row> run(boolean smoke) {
+    int count = smoke ? 50 : 1000;
+    int seconds = smoke ? 1 : 15;
+    Histogram nodelet;
+    Histogram informers;
+    try (ApiServerProcess server = ApiServerProcess.start();
+        KubernetesClient admin = Watched.client(server.url())) {
+      Fixtures.createConfigMaps(admin, 0, count);
+      nodelet = measure(server.url(), admin, count, seconds, Watched::nodelet);
+      informers = measure(server.url(), admin, count, seconds, Watched::informers);
+    }
+    Main.log("update→get: watch strategy p50 %.2f ms p99 %.2f ms; informers p50 %.2f ms p99 %.2f ms",
+        Stats.ms(nodelet.getValueAtPercentile(50)), Stats.ms(nodelet.getValueAtPercentile(99)),
+        Stats.ms(informers.getValueAtPercentile(50)), Stats.ms(informers.getValueAtPercentile(99)));
+    double p99 = Stats.ms(nodelet.getValueAtPercentile(99));
+    return List.of(new Row(4, "update on the server → visible to get, " + count + " watched objects, " + RATE
+        + " updates/s for " + seconds + " s", describe(nodelet), describe(informers) + " (one informer per object)",
+        "p99 ≤ 50 ms", Row.verdict(p99 <= 50)));
+  }
+
+  private static String describe(Histogram h) {
+    return "p50 " + Stats.fmt(Stats.ms(h.getValueAtPercentile(50))) + " ms, p99 "
+        + Stats.fmt(Stats.ms(h.getValueAtPercentile(99))) + " ms, max " + Stats.fmt(Stats.ms(h.getMaxValue()))
+        + " ms (" + h.getTotalCount() + " updates)";
+  }
+
+  static Histogram measure(String url, KubernetesClient admin, int count, int seconds,
+      Function<String, Watched> kind) {
+    try (Watched watched = kind.apply(url).watch(count)) {
+      Map<String, ConfigMap> latest = new HashMap<>();
+      admin.configMaps().inNamespace(Fixtures.NAMESPACE).list().getItems()
+          .forEach(cm -> latest.put(cm.getMetadata().getName(), cm));
+      Histogram histogram = new Histogram(60_000_000_000L, 3);
+      ConcurrentLinkedQueue<Pending> sent = new ConcurrentLinkedQueue<>();
+      AtomicBoolean sending = new AtomicBoolean(true);
+      int warmup = RATE; // the first second is not recorded
+      Thread checker = new Thread(() -> {
+        List<Pending> pending = new ArrayList<>();
+        int seen = 0;
+        while (sending.get() || !pending.isEmpty() || !sent.isEmpty()) {
+          for (Pending p; (p = sent.poll()) != null; ) {
+            pending.add(p);
+          }
+          for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            ConfigMap cm = watched.get(p.name);
+            if (cm != null && Long.parseLong(cm.getMetadata().getResourceVersion()) >= p.resourceVersion) {
+              long latency = System.nanoTime() - p.sentNanos;
+              if (seen++ >= warmup) {
+                histogram.recordValue(latency);
+              }
+              it.remove();
+            }
+          }
+          LockSupport.parkNanos(50_000);
+        }
+      }, "visibility-checker");
+      checker.start();
+      SplittableRandom random = new SplittableRandom(42);
+      long period = 1_000_000_000L / RATE;
+      long start = System.nanoTime();
+      for (int i = 0; i < RATE * (seconds + 1); i++) {
+        long wait = start + i * period - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        String name = Fixtures.name(random.nextInt(count));
+        ConfigMap next = new ConfigMapBuilder(latest.get(name)).addToData("key", "u" + i).build();
+        long t0 = System.nanoTime();
+        ConfigMap updated = admin.configMaps().resource(next).update();
+        latest.put(name, updated);
+        sent.add(new Pending(name, Long.parseLong(updated.getMetadata().getResourceVersion()), t0));
+      }
+      sending.set(false);
+      checker.join(60_000);
+      return histogram;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}

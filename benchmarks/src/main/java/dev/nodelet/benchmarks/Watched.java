@@ -1,0 +1,106 @@
+package dev.nodelet.benchmarks;
+
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * {@code count} watched ConfigMaps cm-0... either the Nodelet way (the ConfigMap manager on the watch strategy,
+ * registered pods of 10 references each) or the fabric8 way (one {@code withName(...).inform()} informer per
+ * object), with a get for each.
+ */
+abstract class Watched implements AutoCloseable {
+
+  final KubernetesClient client;
+
+  private Watched(String url) {
+    this.client = client(url);
+  }
+
+  static KubernetesClient client(String url) {
+    Config config = new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(Fixtures.NAMESPACE)
+        .withRequestRetryBackoffLimit(0).build();
+    return new KubernetesClientBuilder().withConfig(config).build();
+  }
+
+  /** Reads an object from the local cache. */
+  abstract ConfigMap get(String name);
+
+  /** Watches the objects and returns once every one has synced. */
+  abstract Watched watch(int count);
+
+  @Override
+  public void close() {
+    client.close();
+  }
+
+  static Watched nodelet(String url) {
+    return new Watched(url) {
+      private WatchStoreStrategy strategy;
+      private SwitchableObjectManager<ConfigMap> manager;
+
+      @Override
+      Watched watch(int count) {
+        strategy = WatchStoreStrategy.builder(client).build();
+        manager = ObjectManager.configMaps(client).build();
+        manager.useStrategy("watch", strategy);
+        Fixtures.podsReferencing(0, count).forEach(manager::registerPod);
+        for (int i = 0; i < count; i++) {
+          Fixtures.getSynced(manager, Fixtures.name(i));
+        }
+        return this;
+      }
+
+      @Override
+      ConfigMap get(String name) {
+        return manager.get(Fixtures.NAMESPACE, name);
+      }
+
+      @Override
+      public void close() {
+        if (manager != null) {
+          manager.close();
+          strategy.close();
+        }
+        super.close();
+      }
+    };
+  }
+
+  static Watched informers(String url) {
+    return new Watched(url) {
+      private final List<SharedIndexInformer<ConfigMap>> informers = new ArrayList<>();
+      private final Function<String, SharedIndexInformer<ConfigMap>> byName = name ->
+          informers.get(Integer.parseInt(name.substring(3)));
+
+      @Override
+      Watched watch(int count) {
+        for (int i = 0; i < count; i++) {
+          informers.add(client.configMaps().inNamespace(Fixtures.NAMESPACE).withName(Fixtures.name(i)).inform());
+        }
+        return this;
+      }
+
+      @Override
+      ConfigMap get(String name) {
+        return byName.apply(name).getStore().getByKey(Cache.namespaceKeyFunc(Fixtures.NAMESPACE, name));
+      }
+
+      @Override
+      public void close() {
+        informers.forEach(SharedIndexInformer::close);
+        super.close();
+      }
+    };
+  }
+}
