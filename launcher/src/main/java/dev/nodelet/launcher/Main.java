@@ -4,6 +4,7 @@ import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -53,12 +54,19 @@ public final class Main {
     CountDownLatch stopRequested = new CountDownLatch(1);
     try {
       Map<String, Object> kube = new LinkedHashMap<>();
+      Map<String, Map<String, Object>> configuration = new LinkedHashMap<>();
+      configuration.put("dev.nodelet.kube", kube);
+      Path registry = null;
       String where;
       if (options.kubeconfig() == null) {
         server = EmbeddedApiServer.builder().port(options.apiPort()).build().start();
         Path kubeconfig = server.writeKubeconfig(options.workDir().resolve("kubeconfig"));
         DemoCluster.seed(server, options.nodeName());
         kube.put("master.url", server.url());
+        // external DRA drivers register their sockets here; private to this user, as nodelet-dra-grpc requires
+        registry = Files.createDirectories(options.workDir().resolve("plugins_registry"),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        configuration.put("dev.nodelet.dra.grpc", Map.of("registration.folder", registry.toString()));
         where = server.url() + " (embedded)";
         out.println("Embedded Kubernetes API server listening on " + server.url()
             + " (kubeconfig: " + kubeconfig + ")");
@@ -90,7 +98,7 @@ public final class Main {
       // on the demo cluster, the example DRA driver reports a few devices of this node
       Map<String, Map<String, Object>> factories = server == null ? Map.of()
           : Map.of(DemoCluster.DRIVER_PID + "~demo", DemoCluster.driverConfiguration());
-      framework.start(Map.of("dev.nodelet.kube", kube), factories);
+      framework.start(configuration, factories);
       NodeletFramework.Status status = framework.awaitReady(Duration.ofSeconds(options.readyTimeoutSeconds()),
           options.nodeName(), server != null);
       if (stopRequested.getCount() == 0) {
@@ -110,6 +118,9 @@ public final class Main {
         }
         out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),
             Duration.ofSeconds(options.readyTimeoutSeconds())));
+      }
+      if (registry != null) {
+        out.println("  external DRA drivers register their sockets in " + registry);
       }
       out.println("  configuration: " + options.etcDir().toAbsolutePath() + "; stop with Ctrl-C");
 
