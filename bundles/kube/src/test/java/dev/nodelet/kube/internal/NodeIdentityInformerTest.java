@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 class NodeIdentityInformerTest {
 
-  private static final Duration WAIT = Duration.ofSeconds(15);
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private EmbeddedApiServer server;
   private KubernetesClient admin;

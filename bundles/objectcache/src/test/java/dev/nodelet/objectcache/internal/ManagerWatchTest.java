@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class ManagerWatchTest {
 
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private EmbeddedApiServer server;
   private KubernetesClient client;

@@ -20,7 +20,7 @@ import org.osgi.util.converter.Converters;
 
 class PodSourceTest {
 
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
   private static final String SELECTOR = "spec.nodeName=node-a";
 
   private EmbeddedApiServer server;

@@ -26,7 +26,7 @@ import org.osgi.util.converter.Converters;
 /** The time-to-live in effect: the node's annotation when it parses, else the default; and the component. */
 class TtlStrategyTest {
 
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private final MutableClock clock = new MutableClock();
   private EmbeddedApiServer server;

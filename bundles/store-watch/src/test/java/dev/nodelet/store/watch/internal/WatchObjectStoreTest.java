@@ -30,7 +30,7 @@ class WatchObjectStoreTest {
 
   private static final Duration MAX_IDLE = Duration.ofMinutes(5);
   private static final Duration SYNC_WAIT = Duration.ofSeconds(1);
-  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private final MutableClock clock = new MutableClock();
   private final RecordingListener<ConfigMap> listener = new RecordingListener<>();

@@ -393,6 +393,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       currentResourceVersion = Math.max(currentResourceVersion, resourceVersion);
       for (WatchSession session : watches) {
         deliver(session, event);
+        if (session.isClosed()) {
+          watches.remove(session); // its client went away while we wrote to it
+        }
       }
     }
   }

@@ -120,6 +120,9 @@ public final class HttpFrontEnd {
     session.attach(new WatchSession.Sink() {
       @Override
       public void send(String json) {
+        if (out.closed()) {
+          throw new IllegalStateException("the client closed the watch");
+        }
         out.write(json + "\n");
       }
 
@@ -133,6 +136,9 @@ public final class HttpFrontEnd {
     out.closeHandler(v -> dispatcher.close(session));
     out.writeHead(); // as the API server does: the client learns at once that the watch is established
     dispatcher.open(session);
+    if (out.closed()) {
+      dispatcher.close(session); // closed before the handler was in place: it will not be called
+    }
   }
 
   private static <T> T await(Future<T> future) {

@@ -48,7 +48,11 @@ final class WatchSession {
 
   void send(String type, String object) {
     if (!closed.get()) {
-      sink.send("{\"type\":\"" + type + "\",\"object\":" + object + "}");
+      try {
+        sink.send("{\"type\":\"" + type + "\",\"object\":" + object + "}");
+      } catch (RuntimeException e) {
+        close(); // the client went away: one broken watch must not fail the write that fed it
+      }
     }
   }
 
