@@ -96,7 +96,7 @@ class ConfigMapManagerComponentTest {
     component.registerPod(pod("p", "u1"));
     component.bindStrategy(watch, properties("watch", 1));
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
     assertThatThrownBy(() -> component.getConfigMap("ns", "other"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"other\" not registered");
 
@@ -104,7 +104,7 @@ class ConfigMapManagerComponentTest {
     component.bindStrategy(ttl, properties("ttl", 2));
     component.unbindStrategy(watch, properties("watch", 1));
     assertThat(component.strategy()).isEqualTo("ttl");
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
 
     component.unbindStrategy(ttl, properties("ttl", 2));
@@ -167,12 +167,12 @@ class ConfigMapManagerComponentTest {
     component.getConfigMap("ns", "settings");
     Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build());
     component.deactivate();
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
     assertThatThrownBy(() -> component.getConfigMap("ns", "settings"))
         .isInstanceOf(IllegalStateException.class).hasMessage("the configmaps manager is closed");
     assertThat(events.poll(Duration.ZERO)).isNull();
     assertThat(events.isEnded()).isTrue();
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
         .extracting(Thread::getName)
         .noneMatch(name -> name.startsWith("nodelet-watch-") && name.endsWith("-configmaps")));
   }
@@ -236,7 +236,7 @@ class ConfigMapManagerComponentTest {
 
       component.bindStrategy(watch, properties("watch", 3));
       component.unbindStrategy(everyGet, properties("ttl", 2));
-      await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
       String watched = update("fast");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + watched);
       assertThat(component.watchStatistics().watchers()).isEqualTo(1);

@@ -156,7 +156,7 @@ class KubeClientFactoryTest {
 
       ConfigMap read = reader.configMaps().inNamespace("default").withName("written-by-nodelet").get();
       assertThat(read.getData()).containsEntry("key", "value");
-      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
           .noneMatch(thread -> thread.getName().startsWith(KubeClientFactory.THREAD_NAME_PREFIX)));
     }
   }

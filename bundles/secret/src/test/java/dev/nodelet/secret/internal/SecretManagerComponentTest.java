@@ -86,7 +86,7 @@ class SecretManagerComponentTest {
 
     component.bindStrategy(ttl, properties("ttl", 2));
     component.unbindStrategy(watch, properties("watch", 1));
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("secrets") == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0);
     assertThat(component.getSecret("ns", "pull").getData()).containsKey("password");
 
     component.unregisterPod(pod());
@@ -122,7 +122,7 @@ class SecretManagerComponentTest {
     component.registerPod(pod());
     component.getSecret("ns", "token");
     component.deactivate();
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("secrets") == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0);
     assertThatThrownBy(() -> component.getSecret("ns", "token"))
         .isInstanceOf(IllegalStateException.class).hasMessage("the secrets manager is closed");
   }

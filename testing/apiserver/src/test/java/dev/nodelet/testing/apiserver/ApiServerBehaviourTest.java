@@ -113,7 +113,7 @@ class ApiServerBehaviourTest {
       cluster.client.pods().inNamespace(cluster.namespace).withName("mine").edit(p -> new PodBuilder(p)
           .editMetadata().addToLabels("x", "y").endMetadata().build());
       cluster.client.pods().inNamespace(cluster.namespace).withName("mine").withGracePeriod(0).delete();
-      await().atMost(Duration.ofSeconds(10))
+      await().atMost(Duration.ofSeconds(30))
           .until(() -> recorder.lines().contains("DELETED mine"));
       assertThat(recorder.lines()).startsWith("ADDED mine", "MODIFIED mine").doesNotContain("ADDED other");
     }
@@ -213,7 +213,7 @@ class ApiServerBehaviourTest {
     try (Watch ignored = cluster.client.configMaps().inNamespace(cluster.namespace)
         .watch(new ListOptionsBuilder().withSendInitialEvents(true).withResourceVersionMatch("NotOlderThan")
             .withAllowWatchBookmarks(true).build(), recorder)) {
-      await().atMost(Duration.ofSeconds(10)).until(() -> !recorder.bookmarks().isEmpty());
+      await().atMost(Duration.ofSeconds(30)).until(() -> !recorder.bookmarks().isEmpty());
       assertThat(recorder.lines()).containsExactlyInAnyOrder("ADDED a", "ADDED b");
       ConfigMap bookmark = recorder.bookmarks().get(0).object();
       assertThat(bookmark.getMetadata().getAnnotations()).containsEntry("k8s.io/initial-events-end", "true");
@@ -264,7 +264,7 @@ class ApiServerBehaviourTest {
 
     String current = configMaps.withName("a").get().getMetadata().getResourceVersion();
     configMaps.withName("a").lockResourceVersion(current).delete();
-    await().atMost(Duration.ofSeconds(10)).until(() -> configMaps.withName("a").get() == null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> configMaps.withName("a").get() == null);
   }
 
   @Test
@@ -293,7 +293,7 @@ class ApiServerBehaviourTest {
       configMap("b", "ignored");
       configMaps.withName("a").edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
       configMaps.withName("a").delete();
-      await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("delete"));
+      await().atMost(Duration.ofSeconds(30)).until(() -> seen.contains("delete"));
       assertThat(seen).containsExactly("add 1", "update 2", "delete");
     } finally {
       informer.close();

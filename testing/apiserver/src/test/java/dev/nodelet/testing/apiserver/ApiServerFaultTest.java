@@ -77,7 +77,7 @@ class ApiServerFaultTest {
     cluster.client.configMaps().inNamespace("test")
         .watch(new ListOptionsBuilder().withResourceVersion(first.getMetadata().getResourceVersion()).build(),
             tooOld);
-    await().atMost(Duration.ofSeconds(10)).until(() -> tooOld.closed);
+    await().atMost(Duration.ofSeconds(30)).until(() -> tooOld.closed);
     assertThat(tooOld.closedWith.get()).isNotNull();
     assertThat(tooOld.closedWith.get().isHttpGone()).isTrue();
     assertThat(tooOld.closedWith.get().getMessage()).contains("too old resource version");
@@ -101,7 +101,7 @@ class ApiServerFaultTest {
     configMap(cluster.client, "drop", "1");
     SharedIndexInformer<ConfigMap> informer = cluster.client.configMaps().inNamespace("test").inform();
     try {
-      await().atMost(Duration.ofSeconds(10)).until(() -> informer.getStore().list().size() == 2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> informer.getStore().list().size() == 2);
       long lists = cluster.server.requestCount(Verb.LIST, "configmaps");
       // while the informer cannot watch, more happens than the history holds
       cluster.server.failNext(Verb.WATCH, "configmaps", Integer.MAX_VALUE, 500);
@@ -133,7 +133,7 @@ class ApiServerFaultTest {
     try (Watch ignored = cluster.client.configMaps().inNamespace("test")
         .watch(new ListOptionsBuilder().withAllowWatchBookmarks(true).withResourceVersion(
             a.getMetadata().getResourceVersion()).build(), recorder)) {
-      await().atMost(Duration.ofSeconds(5)).until(() -> recorder.bookmarks().size() >= 2);
+      await().atMost(Duration.ofSeconds(20)).until(() -> recorder.bookmarks().size() >= 2);
       ConfigMap bookmark = recorder.bookmarks().get(0).object();
       assertThat(bookmark.getMetadata().getResourceVersion()).isEqualTo(a.getMetadata().getResourceVersion());
       assertThat(bookmark.getMetadata().getAnnotations()).doesNotContainKey("k8s.io/initial-events-end");
@@ -151,14 +151,14 @@ class ApiServerFaultTest {
     start(b -> b, c -> new ConfigBuilder(c).withOnlyHttpWatches(true).build());
     Recorder<ConfigMap> recorder = new Recorder<>();
     try (Watch ignored = cluster.client.configMaps().inNamespace("test").watch(recorder)) {
-      await().atMost(Duration.ofSeconds(5)).until(() -> cluster.server.openWatches("configmaps") == 1);
+      await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 1);
       configMap(cluster.client, "a", "1");
       configMap(cluster.client, "a", "2");
       cluster.client.configMaps().inNamespace("test").withName("a").delete();
       recorder.awaitLines(3);
       assertThat(recorder.lines()).containsExactly("ADDED a", "MODIFIED a", "DELETED a");
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.server.openWatches("configmaps") == 0);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 0);
 
     // and as the raw protocol: one JSON event per line
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -255,7 +255,7 @@ class ApiServerFaultTest {
       configMap(cluster.client, "b", "1"); // while no watch is open
       recorder.awaitLines(2);
       assertThat(recorder.lines()).containsExactly("ADDED a", "ADDED b");
-      await().atMost(Duration.ofSeconds(10)).until(() -> cluster.server.openWatches("configmaps") == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> cluster.server.openWatches("configmaps") == 1);
     }
   }
 
@@ -298,17 +298,17 @@ class ApiServerFaultTest {
     Watch w2 = configMaps.withField("metadata.name", "a").watch(new Recorder<>());
     Watch w3 = configMaps.withField("metadata.name", "b").watch(new Recorder<>());
     Watch w4 = cluster.client.pods().inNamespace("test").watch(new Recorder<>());
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.server.openWatches("configmaps") == 3);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 3);
     assertThat(cluster.server.openWatches("configmaps", "metadata.name=a")).isEqualTo(2);
     assertThat(cluster.server.openWatches("configmaps", "metadata.name=b")).isEqualTo(1);
     assertThat(cluster.server.openWatches("pods")).isEqualTo(1);
     w1.close();
     w3.close();
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.server.openWatches("configmaps") == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 1);
     assertThat(cluster.server.openWatches("configmaps", "metadata.name=a")).isEqualTo(1);
     w2.close();
     w4.close();
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.server.openWatches("configmaps") == 0
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 0
         && cluster.server.openWatches("pods") == 0);
   }
 
@@ -380,11 +380,11 @@ class ApiServerFaultTest {
     start(b -> b.bookmarkInterval(Duration.ofMillis(50)));
     Watch w = cluster.client.configMaps().inNamespace("test")
         .watch(new ListOptionsBuilder().withAllowWatchBookmarks(true).build(), new Recorder<>());
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.server.openWatches("configmaps") == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 1);
     w.close();
     cluster.close();
     cluster = null;
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet()
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet()
         .stream().filter(t -> !before.contains(t)).filter(Thread::isAlive).map(Thread::getName)
         .filter(n -> n.startsWith("vert.x") || n.startsWith("vertx") || n.startsWith("embedded-apiserver")))
         .isEmpty());

@@ -51,6 +51,6 @@ final class Recorder<T extends HasMetadata> implements Watcher<T> {
   }
 
   void awaitLines(int count) {
-    await().atMost(Duration.ofSeconds(10)).until(() -> lines().size() >= count);
+    await().atMost(Duration.ofSeconds(30)).until(() -> lines().size() >= count);
   }
 }

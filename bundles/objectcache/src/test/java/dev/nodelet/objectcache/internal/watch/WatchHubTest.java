@@ -80,7 +80,7 @@ class WatchHubTest {
     assertThat(elapsed).isLessThan(Duration.ofMillis(100 + 400));
     assertThat(hub.terminatedWatchers()).isEqualTo(1);
     assertThat(hub.watcherCount()).isEqualTo(2);
-    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
       assertThat(received.get(0)).hasSize(50).endsWith("MODIFIED a@59");
       assertThat(received.get(1)).hasSize(50).endsWith("MODIFIED a@59");
     });
@@ -242,7 +242,7 @@ class WatchHubTest {
     List<String> seen = new CopyOnWriteArrayList<>();
     CompletableFuture<Void> loop = watch.forEachAsync(consumers, event -> seen.add(describe(event)));
     hub.put(configMap("a", 10));
-    await().atMost(Duration.ofSeconds(5)).until(() -> seen.size() == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> seen.size() == 1);
 
     hub.close();
 

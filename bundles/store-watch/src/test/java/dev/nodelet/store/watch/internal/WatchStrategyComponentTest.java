@@ -56,12 +56,12 @@ class WatchStrategyComponentTest {
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
     assertThat(secrets.get("ns", "s").getData()).containsKey("password");
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("secrets") == 1
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 1
         && server.openWatches("configmaps") == 1);
     assertThat(sweepThreadAlive()).isTrue();
 
     component.deactivate();
-    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("secrets") == 0
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0
         && server.openWatches("configmaps") == 0 && !sweepThreadAlive());
     assertThatThrownBy(() -> component.createStore(ResourceType.SECRETS))
         .isInstanceOf(IllegalStateException.class).hasMessage("the watch strategy is closed");
