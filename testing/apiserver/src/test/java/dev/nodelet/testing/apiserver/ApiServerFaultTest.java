@@ -291,7 +291,7 @@ class ApiServerFaultTest {
   }
 
   @Test
-  void openWatchesAreCountedPerResourceAndFieldSelector() {
+  void openWatchesAreCountedPerResourceAndFieldSelector() throws Exception {
     start(b -> b);
     var configMaps = cluster.client.configMaps().inNamespace("test");
     Watch w1 = configMaps.withField("metadata.name", "a").watch(new Recorder<>());
@@ -302,6 +302,11 @@ class ApiServerFaultTest {
     assertThat(cluster.server.openWatches("configmaps", "metadata.name=a")).isEqualTo(2);
     assertThat(cluster.server.openWatches("configmaps", "metadata.name=b")).isEqualTo(1);
     assertThat(cluster.server.openWatches("pods")).isEqualTo(1);
+    // the same figures over HTTP, for tests that run in another process
+    HttpClient http = HttpClient.newHttpClient();
+    String url = cluster.server.url() + "/nodelet-testing/watches?resource=configmaps&fieldSelector=metadata.name%3Da";
+    assertThat(http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
+        .body()).isEqualTo("{\"count\":2}");
     w1.close();
     w3.close();
     await().atMost(Duration.ofSeconds(20)).until(() -> cluster.server.openWatches("configmaps") == 1);

@@ -46,6 +46,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private static final Logger LOG = LoggerFactory.getLogger(ApiServerDispatcher.class);
   private static final String NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"; // as the apiserver's generateName
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final String OBSERVE_PATH = "/nodelet-testing/";
   private static final Map<String, String> KNOWN_KINDS = Map.of(
       "pods", "Pod", "configmaps", "ConfigMap", "secrets", "Secret", "nodes", "Node", "namespaces", "Namespace",
       "resourceslices", "ResourceSlice", "services", "Service", "events", "Event", "leases", "Lease");
@@ -129,6 +130,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   }
 
   private MockResponse answer(RecordedRequest request) {
+    if (request.getPath().startsWith(OBSERVE_PATH)) {
+      return observe(request);
+    }
     RequestInfo info = RequestInfo.of(request);
     requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
         .increment();
@@ -152,6 +156,21 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
     Duration delay = faults.delay();
     return delay.isZero() ? response : response.setBodyDelay(delay);
+  }
+
+  /**
+   * The open watches as JSON ({@code {"count":N}}), for tests whose code runs in another process, such as a forked
+   * OSGi framework: {@code GET /nodelet-testing/watches?resource=configmaps[&fieldSelector=...]}.
+   */
+  private MockResponse observe(RecordedRequest request) {
+    io.fabric8.mockwebserver.http.HttpUrl url = io.fabric8.mockwebserver.http.HttpUrl.parse("http://localhost"
+        + request.getPath());
+    String resource = url.queryParameter("resource");
+    if (!request.getPath().startsWith(OBSERVE_PATH + "watches") || resource == null) {
+      return Status.response(404, "unknown observation: " + request.getPath());
+    }
+    return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
+        .setBody("{\"count\":" + openWatches(resource, url.queryParameter("fieldSelector")) + "}");
   }
 
   private MockResponse route(RecordedRequest request, RequestInfo info) {
