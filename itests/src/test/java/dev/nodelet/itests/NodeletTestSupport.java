@@ -57,6 +57,7 @@ public abstract class NodeletTestSupport {
   static final String NODE_UID_PROPERTY = "nodelet.itest.node.uid";
   static final String VERSION_PROPERTY = "nodelet.itest.version";
   static final String EXTERNAL_DRIVER_JAR_PROPERTY = "nodelet.itest.external.driver.jar";
+  static final String DRIVER_EXAMPLE_JAR_PROPERTY = "nodelet.itest.driver.example.jar";
 
   @Inject
   protected BundleContext bundleContext;
@@ -80,6 +81,7 @@ public abstract class NodeletTestSupport {
         systemProperty(NODE_UID_PROPERTY).value(apiServer.nodeUid()),
         systemProperty(VERSION_PROPERTY).value(build.getProperty("nodelet.version")),
         systemProperty(EXTERNAL_DRIVER_JAR_PROPERTY).value(build.getProperty("external.driver.jar")),
+        systemProperty(DRIVER_EXAMPLE_JAR_PROPERTY).value(build.getProperty("driver.example.jar")),
     };
   }
 
