@@ -99,7 +99,7 @@ final class DraHarness {
         SnapshotDriver barrier = new SnapshotDriver(BARRIER, List.of(pool("barrier-0", 1)));
         second.addDriver(barrier);
         await(() -> barrierWrites(server) >= 1, "the barrier written");
-        barrier.publish(List.of(pool("barrier-1", 1)));
+        barrier.publish(List.of(pool("barrier-0", 2))); // one update of its one slice
         await(() -> barrierWrites(server) >= 2, "the barrier written again");
         double settle = (System.nanoTime() - t2) / 1e9;
         long writes = server.writes().stream().filter(w -> !isBarrier(w)).count();

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Measure 2: heap per watched object and live threads of the JVM, at 1,000 and 5,000 watched objects, for the watch
@@ -70,6 +71,8 @@ final class FootprintHarness {
       watched.watch(count);
       long after = settledHeap(smoke);
       int threadsAfter = liveThreads();
+      Main.log("threads with %d objects watched (%s): %s", count, watched.getClass().getEnclosingMethod().getName(),
+          threadNames());
       return new Result(count, (after - before) / (double) count, threadsBefore, threadsAfter);
     }
   }
@@ -94,6 +97,14 @@ final class FootprintHarness {
       sleep(50);
     }
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  /** Live threads by name, digits folded, most frequent first. */
+  static String threadNames() {
+    Map<String, Long> byName = Thread.getAllStackTraces().keySet().stream()
+        .collect(Collectors.groupingBy(t -> t.getName().replaceAll("[0-9]+", "#"), Collectors.counting()));
+    return byName.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        .map(e -> e.getKey() + " ×" + e.getValue()).collect(Collectors.joining(", "));
   }
 
   static int liveThreads() {

@@ -23,6 +23,9 @@ import java.util.stream.Collectors;
  */
 public final class Main {
 
+  /** The verdict of a measure that failed to run. */
+  static final String FAILED = "FAILED";
+
   /** The order in which the measures run: the cheap and most important first. */
   static final List<Integer> ORDER = List.of(1, 3, 5, 6, 2, 4);
 
@@ -36,7 +39,8 @@ public final class Main {
     Duration took = Duration.between(started, Instant.now());
     Report.write(settings, rows, took, String.join(" ", args));
     log("wrote %s (%d rows) in %s", settings.out(), rows.size(), took);
-    System.exit(0); // fabric8's and Vert.x's pools may linger for a while
+    // exit at once: fabric8's and Vert.x's pools may linger for a while
+    System.exit(rows.stream().anyMatch(r -> FAILED.equals(r.met())) ? 1 : 0);
   }
 
   static List<Row> run(Settings settings) {
@@ -46,18 +50,28 @@ public final class Main {
         continue;
       }
       log("measure %d ...", measure);
-      rows.addAll(switch (measure) {
-        case 1 -> JmhMeasures.cachedGet(settings);
-        case 2 -> FootprintHarness.run(settings.smoke());
-        case 3 -> JmhMeasures.registerPod(settings);
-        case 4 -> UpdateVisibilityHarness.run(settings.smoke());
-        case 5 -> FanOutHarness.run(settings.smoke());
-        case 6 -> DraHarness.run(settings.smoke());
-        default -> throw new IllegalArgumentException("no measure " + measure);
-      });
+      try {
+        rows.addAll(measure(measure, settings));
+      } catch (RuntimeException e) {
+        // the other measures still run; the table shows the failure and the exit status is 1
+        e.printStackTrace();
+        rows.add(new Row(measure, "measure " + measure, "FAILED: " + e, "—", "—", FAILED));
+      }
     }
     rows.sort(Comparator.comparingInt(Row::measure));
     return rows;
+  }
+
+  private static List<Row> measure(int measure, Settings settings) {
+    return switch (measure) {
+      case 1 -> JmhMeasures.cachedGet(settings);
+      case 2 -> FootprintHarness.run(settings.smoke());
+      case 3 -> JmhMeasures.registerPod(settings);
+      case 4 -> UpdateVisibilityHarness.run(settings.smoke());
+      case 5 -> FanOutHarness.run(settings.smoke());
+      case 6 -> DraHarness.run(settings.smoke());
+      default -> throw new IllegalArgumentException("no measure " + measure);
+    };
   }
 
   static Settings parse(String[] args) {

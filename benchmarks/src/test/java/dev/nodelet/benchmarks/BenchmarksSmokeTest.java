@@ -1,0 +1,34 @@
+package dev.nodelet.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * CI's smoke run: every benchmark once, one short iteration, so that they keep compiling and running. Never judges
+ * speed: it checks only that each measure ran and produced its rows.
+ */
+class BenchmarksSmokeTest {
+
+  @Test
+  void everyBenchmarkRunsOnce() throws Exception {
+    Path out = Path.of("target", "smoke", "benchmarks.md");
+    Settings settings = new Settings(true, new LinkedHashSet<>(Main.ORDER), out, Path.of("target", "smoke"),
+        Optional.empty());
+
+    List<Row> rows = Main.run(settings);
+    Report.write(settings, rows, java.time.Duration.ZERO, "--smoke");
+
+    assertThat(rows).noneMatch(r -> Main.FAILED.equals(r.met()));
+    assertThat(rows).extracting(Row::measure).containsOnly(1, 2, 3, 4, 5, 6);
+    assertThat(rows).filteredOn(r -> r.measure() == 3).hasSize(4);
+    assertThat(rows).filteredOn(r -> r.measure() == 5).hasSize(2);
+    assertThat(rows).filteredOn(r -> r.measure() == 6).hasSize(2);
+    assertThat(Files.readString(out)).contains("| 1 |", "| 6 |", Report.END);
+  }
+}
