@@ -6,7 +6,11 @@ import static org.junit.Assert.assertTrue;
 
 import dev.nodelet.kube.NodeIdentity;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -14,6 +18,9 @@ import java.util.Optional;
 import javax.inject.Inject;
 import org.apache.karaf.features.Feature;
 import org.apache.karaf.features.FeaturesService;
+import org.apache.karaf.shell.api.console.Command;
+import org.apache.karaf.shell.api.console.Session;
+import org.apache.karaf.shell.api.console.SessionFactory;
 import org.junit.AfterClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
@@ -42,6 +49,9 @@ public class KarafKubeIT extends NodeletTestSupport {
   @Inject
   private FeaturesService featuresService;
 
+  @Inject
+  private SessionFactory sessionFactory;
+
   @Configuration
   public Option[] configuration() {
     apiServer = ApiServerFixture.start();
@@ -55,12 +65,16 @@ public class KarafKubeIT extends NodeletTestSupport {
     }
   }
 
-  @Test
-  public void nodeletFeatureInstallsOfflineAndConnects() throws Exception {
+  private void install(String feature) throws Exception {
     String version = System.getProperty(VERSION_PROPERTY);
     featuresService.addRepository(URI.create("mvn:dev.nodelet/nodelet-features/" + version + "/xml/features"));
     // like feature:install --no-auto-refresh: a refresh would also restart this test's probe bundle
-    featuresService.installFeature("nodelet", EnumSet.of(FeaturesService.Option.NoAutoRefreshBundles));
+    featuresService.installFeature(feature, EnumSet.of(FeaturesService.Option.NoAutoRefreshBundles));
+  }
+
+  @Test
+  public void nodeletFeatureInstallsOfflineAndConnects() throws Exception {
+    install("nodelet");
 
     for (String name : List.of("nodelet", "nodelet-kube", "nodelet-fabric8", "nodelet-runtime")) {
       Feature feature = featuresService.getFeature(name);
@@ -85,6 +99,41 @@ public class KarafKubeIT extends NodeletTestSupport {
       assertEquals(KUBE_BUNDLE, clients[0].getBundle().getSymbolicName());
       String expectedUid = System.getProperty(NODE_UID_PROPERTY);
       await().atMost(WAIT).until(() -> identity.await().nodeUid(), Optional.of(expectedUid)::equals);
+    }
+  }
+
+  /**
+   * The Karaf commands of {@code nodelet-karaf-shell}, installed next to {@code nodelet}: registered once their
+   * services are there, and run through a headless session as {@code ssh} or the console would.
+   */
+  @Test
+  public void karafShellFeatureRegistersTheNodeletCommands() throws Exception {
+    install("nodelet");
+    install("nodelet-karaf-shell");
+    assertTrue("nodelet-karaf-shell is installed",
+        featuresService.isInstalled(featuresService.getFeature("nodelet-karaf-shell")));
+
+    // the Gogo command of the same name (objectcache bundle) has the function name as its description
+    await().atMost(WAIT).until(() -> sessionFactory.getRegistry().getCommands().stream()
+        .filter(c -> c.getScope().equals("nodelet") && c.getName().equals("objects"))
+        .map(Command::getDescription).anyMatch(d -> d.startsWith("Lists the ConfigMaps and Secrets")));
+
+    assertTrue(execute("nodelet:objects").startsWith("RESOURCE  NAMESPACE  NAME  STRATEGY  STATE  REFERENCES  "
+        + "LAST-ACCESS"));
+    await().atMost(WAIT).until(() -> execute("nodelet:drivers").startsWith("DRIVER"));
+  }
+
+  /** What a command printed, and what it returned (Gogo commands return their text). */
+  private String execute(String command) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    try (PrintStream outStream = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream errStream = new PrintStream(err, true, StandardCharsets.UTF_8);
+        Session session = sessionFactory.create(new ByteArrayInputStream(new byte[0]), outStream, errStream)) {
+      Object result = session.execute(command);
+      String printed = out.toString(StandardCharsets.UTF_8) + (result == null ? "" : result.toString());
+      assertEquals(command + " wrote to stderr", "", err.toString(StandardCharsets.UTF_8));
+      return printed;
     }
   }
 }

@@ -1,8 +1,12 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DraStatus;
+import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.List;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -16,11 +20,12 @@ import org.osgi.service.metatype.annotations.Designate;
 /**
  * The DRA node controller as a DS component: every {@link DraDriver} service is monitored while it is registered
  * (dynamic, greedy, any number). A configuration change re-activates the component; the start-up grace period keeps
- * the published slices across that.
+ * the published slices across that. The component is the {@link DraStatus} service too, for the shell commands.
  */
-@Component(configurationPid = DraComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
+@Component(service = DraStatus.class, configurationPid = DraComponent.PID,
+    configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = DraConfiguration.class)
-public final class DraComponent {
+public final class DraComponent implements DraStatus {
 
   public static final String PID = "dev.nodelet.dra";
 
@@ -47,6 +52,21 @@ public final class DraComponent {
 
   void removeDriver(DraDriver driver) {
     controller.removeDriver(driver);
+  }
+
+  @Override
+  public String nodeName() {
+    return controller.nodeName();
+  }
+
+  @Override
+  public List<DriverStatus> drivers() {
+    return controller.driverStatuses();
+  }
+
+  @Override
+  public List<SliceSummary> slices() {
+    return controller.slices();
   }
 
   @Deactivate

@@ -1,6 +1,7 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
@@ -24,6 +25,9 @@ final class DriverMonitor {
     void snapshot(DriverMonitor monitor, List<Pool> pools);
 
     void ended(DriverMonitor monitor);
+
+    /** The stream failed; with {@code retryable} the monitor subscribes again after its backoff. */
+    void failed(DriverMonitor monitor, Throwable cause, boolean retryable);
   }
 
   private final DraDriver driver;
@@ -36,6 +40,7 @@ final class DriverMonitor {
   private boolean stopped; // guarded by lock
   private Subscription subscription; // guarded by lock
   private Scheduler.Task retry; // guarded by lock
+  private Duration retryDelay; // guarded by lock: the delay of the pending retry, null when none is pending
 
   DriverMonitor(DraDriver driver, String driverName, Scheduler scheduler, Backoff backoff, Sink sink) {
     this.driver = driver;
@@ -51,6 +56,23 @@ final class DriverMonitor {
 
   String driverName() {
     return driverName;
+  }
+
+  /** What the monitor does now: monitoring, backing off before a retry, or stopped. */
+  DriverStatus.State state() {
+    synchronized (lock) {
+      if (stopped) {
+        return DriverStatus.State.STOPPED;
+      }
+      return retryDelay != null ? DriverStatus.State.BACKING_OFF : DriverStatus.State.MONITORING;
+    }
+  }
+
+  /** The delay of the pending retry, or else the delay the next retryable error would cause. */
+  Duration backoff() {
+    synchronized (lock) {
+      return retryDelay != null ? retryDelay : backoff.get();
+    }
   }
 
   /** Subscribes (on the calling thread, since subscribe must not block). */
@@ -72,6 +94,7 @@ final class DriverMonitor {
       if (retry != null) {
         retry.cancel();
       }
+      retryDelay = null;
     }
     closeQuietly(open);
     LOG.info("Stopped monitoring the resources of DRA driver {}", driverName);
@@ -80,6 +103,7 @@ final class DriverMonitor {
   private void subscribe() {
     Listener listener;
     synchronized (lock) {
+      retryDelay = null;
       if (stopped) {
         return;
       }
@@ -139,11 +163,18 @@ final class DriverMonitor {
 
     @Override
     public void onError(Throwable cause, boolean retryable) {
+      synchronized (lock) {
+        if (!isCurrent()) {
+          return;
+        }
+      }
+      // reported before the retry is scheduled, so that the error cannot outlive the retry's first snapshot
+      sink.failed(DriverMonitor.this, cause, retryable);
       Subscription open;
       Duration delay;
       synchronized (lock) {
         if (!isCurrent()) {
-          return;
+          return; // cancelled meanwhile
         }
         ended = true;
         open = subscription;
@@ -151,6 +182,7 @@ final class DriverMonitor {
         if (retryable) {
           delay = backoff.get();
           backoff.next(scheduler.nanoTime());
+          retryDelay = delay;
           retry = scheduler.schedule(DriverMonitor.this::subscribe, delay);
         } else {
           stopped = true;

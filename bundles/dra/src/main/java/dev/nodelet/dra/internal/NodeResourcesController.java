@@ -1,7 +1,9 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SliceSummary;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
@@ -9,13 +11,17 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
@@ -46,6 +52,7 @@ public final class NodeResourcesController implements AutoCloseable {
   private final ExecutorScheduler ownScheduler;
   private final ControllerOptions options;
   private final DoubleSupplier random;
+  private final Clock clock;
   private final WorkQueue<String> queue;
   private final OwnWrites ownWrites = new OwnWrites();
   private final DriverMonitor.Sink sink = new MonitorSink();
@@ -65,6 +72,8 @@ public final class NodeResourcesController implements AutoCloseable {
   private static final class Active {
     final DriverMonitor monitor;
     List<Pool> pools;
+    Instant lastSnapshot; // when the last valid snapshot came, for the status only
+    String lastError; // the last stream or data error since then, for the status only
 
     Active(DriverMonitor monitor) {
       this.monitor = monitor;
@@ -72,7 +81,7 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   /** A driver that went away: its slices stay until the deadline, when the timer enqueues it. */
-  private record Leaving(long deadline, Scheduler.Task timer) {
+  private record Leaving(long deadline, Scheduler.Task timer, Instant lastSnapshot, String lastError) {
   }
 
   private NodeResourcesController(Builder builder) {
@@ -82,6 +91,7 @@ public final class NodeResourcesController implements AutoCloseable {
     this.nodeUid = builder.nodeUid;
     this.options = builder.options;
     this.random = builder.random;
+    this.clock = builder.clock;
     this.ownScheduler = builder.scheduler == null ? new ExecutorScheduler("nodelet-dra-timer") : null;
     this.scheduler = builder.scheduler == null ? ownScheduler : builder.scheduler;
     this.queue = new WorkQueue<>(new RateLimiter<>(options.rateLimitBaseDelay(), options.rateLimitMaxDelay(),
@@ -169,7 +179,7 @@ public final class NodeResourcesController implements AutoCloseable {
         registered.remove(name);
         Duration grace = options.gracePeriod();
         leaving.put(name, new Leaving(scheduler.nanoTime() + grace.toNanos(),
-            scheduler.schedule(() -> queue.add(name), grace)));
+            scheduler.schedule(() -> queue.add(name), grace), current.lastSnapshot, current.lastError));
         LOG.info("DRA driver {} went away; its slices are deleted in {} s unless it returns", name,
             grace.toSeconds());
       } else {
@@ -188,6 +198,64 @@ public final class NodeResourcesController implements AutoCloseable {
     synchronized (lock) {
       return Optional.ofNullable(errors.get(driverName));
     }
+  }
+
+  /** The name of the node whose slices this controller publishes. */
+  public String nodeName() {
+    return nodeName;
+  }
+
+  /**
+   * What the controller knows of each driver now: the registered ones, those in their grace period after going
+   * away, and those with slices in the informer cache that have not registered since the start (their start-up
+   * grace period); ordered by name.
+   */
+  public List<DriverStatus> driverStatuses() {
+    SharedIndexInformer<ResourceSlice> cache = informer;
+    List<String> stored = cache == null ? List.of()
+        : cache.getIndexer().list().stream().map(NodeResourcesController::driverOf).distinct().toList();
+    Map<String, DriverStatus> statuses = new TreeMap<>();
+    synchronized (lock) {
+      long now = scheduler.nanoTime();
+      active.forEach((name, a) -> statuses.put(name, new DriverStatus(name, a.monitor.state(),
+          Optional.ofNullable(a.lastSnapshot), Optional.ofNullable(a.lastError), a.monitor.backoff(),
+          Duration.ZERO)));
+      leaving.forEach((name, l) -> statuses.put(name, new DriverStatus(name, DriverStatus.State.LEAVING,
+          Optional.ofNullable(l.lastSnapshot()), Optional.ofNullable(l.lastError()), Duration.ZERO,
+          left(Math.max(startupDeadline, l.deadline()), now))));
+      for (String name : stored) {
+        if (!name.isEmpty() && !statuses.containsKey(name)) {
+          statuses.put(name, new DriverStatus(name, DriverStatus.State.LEAVING, Optional.empty(),
+              Optional.empty(), Duration.ZERO, left(startupDeadline, now)));
+        }
+      }
+    }
+    return List.copyOf(statuses.values());
+  }
+
+  /** This node's ResourceSlices in the informer cache, ordered by driver, pool and name; empty before start. */
+  public List<SliceSummary> slices() {
+    SharedIndexInformer<ResourceSlice> cache = informer;
+    if (cache == null) {
+      return List.of();
+    }
+    return cache.getIndexer().list().stream().map(NodeResourcesController::summary)
+        .sorted(Comparator.comparing(SliceSummary::driver).thenComparing(SliceSummary::pool)
+            .thenComparing(SliceSummary::name))
+        .toList();
+  }
+
+  private static SliceSummary summary(ResourceSlice slice) {
+    ResourceSliceSpec spec = slice.getSpec();
+    var pool = spec == null ? null : spec.getPool();
+    return new SliceSummary(slice.getMetadata().getName(), driverOf(slice),
+        pool == null || pool.getName() == null ? "" : pool.getName(),
+        pool == null || pool.getGeneration() == null ? 0 : pool.getGeneration(),
+        spec == null || spec.getDevices() == null ? 0 : spec.getDevices().size());
+  }
+
+  private static Duration left(long deadline, long now) {
+    return Duration.ofNanos(Math.max(0, deadline - now));
   }
 
   /** Stops monitors, timers, the worker and the informer; published slices stay. Idempotent. */
@@ -365,15 +433,28 @@ public final class NodeResourcesController implements AutoCloseable {
         }
         if (error != null) {
           errors.put(name, error);
+          current.lastError = error;
         } else {
           errors.remove(name);
           current.pools = copy;
+          current.lastSnapshot = clock.instant();
+          current.lastError = null;
         }
       }
       if (error != null) {
         LOG.error("Snapshot rejected, the published slices stay as they are: {}", error);
       } else {
         queue.add(name);
+      }
+    }
+
+    @Override
+    public void failed(DriverMonitor monitor, Throwable cause, boolean retryable) {
+      synchronized (lock) {
+        Active current = active.get(monitor.driverName());
+        if (current != null && current.monitor == monitor) {
+          current.lastError = String.valueOf(cause);
+        }
       }
     }
 
@@ -418,6 +499,7 @@ public final class NodeResourcesController implements AutoCloseable {
     private Scheduler scheduler;
     private ControllerOptions options = ControllerOptions.DEFAULTS;
     private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+    private Clock clock = Clock.systemUTC();
 
     private Builder(KubernetesClient client, String nodeName) {
       this.client = Objects.requireNonNull(client, "client");
@@ -444,6 +526,12 @@ public final class NodeResourcesController implements AutoCloseable {
     /** The random source of the monitor backoff's jitter, values in [0, 1). */
     public Builder random(DoubleSupplier random) {
       this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /** The wall clock of the status's snapshot times; the system's by default. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 

@@ -1,32 +1,22 @@
 package dev.nodelet.objectcache.internal;
 
-import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.RegisteredPod;
-import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.ObjectViews;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
-import dev.nodelet.objectcache.WatchStatistics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Dictionary;
 import java.util.Hashtable;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.regex.Pattern;
 import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Component;
@@ -53,13 +43,7 @@ public final class ObjectCacheCommands {
   static final String SHOW_SECRET = "--show-secret";
 
   /** What a shown Secret carries instead of the value of a data key. */
-  static final String REDACTED = "<redacted, %d bytes>";
-
-  /** kubectl keeps the whole applied object, Secret data included, in this annotation. */
-  private static final String LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
-
-  /** Strategy names go into an LDAP filter: no filter syntax may pass. */
-  private static final Pattern STRATEGY_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+  static final String REDACTED = ObjectViews.REDACTED;
 
   private record Managed(ObjectManager<?> manager, String pid) {
   }
@@ -86,28 +70,12 @@ public final class ObjectCacheCommands {
 
   /** {@code nodelet:pods}: every registered pod and the objects it references, per manager. */
   public String pods() {
-    List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"RESOURCE", "NAMESPACE", "POD", "UID", "REFERENCES"});
-    managers.forEach((plural, managed) -> {
-      for (RegisteredPod pod : managed.manager().registeredPods()) {
-        rows.add(new String[] {plural, pod.namespace(), pod.name(), pod.uid(), String.join(",", pod.references())});
-      }
-    });
-    return table(rows);
+    return ObjectViews.pods(managers());
   }
 
   /** {@code nodelet:objects}: every referenced object with its strategy, state, reference count and last access. */
   public String objects() {
-    List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"RESOURCE", "NAMESPACE", "NAME", "STRATEGY", "STATE", "REFERENCES", "LAST-ACCESS"});
-    managers.forEach((plural, managed) -> {
-      for (CachedObject object : managed.manager().objects()) {
-        rows.add(new String[] {plural, object.namespace(), object.name(), object.strategy(),
-            object.state().map(s -> s.name().toLowerCase()).orElse("-"), Integer.toString(object.references()),
-            object.lastAccess().map(Object::toString).orElse("never")});
-      }
-    });
-    return table(rows);
+    return ObjectViews.objects(managers());
   }
 
   /** {@code nodelet:get <configmap|secret> <namespace> <name>}: one object as YAML, Secret data redacted. */
@@ -125,10 +93,7 @@ public final class ObjectCacheCommands {
 
   /** {@code nodelet:strategy}: the strategy each manager uses now. */
   public String strategy() {
-    StringBuilder out = new StringBuilder();
-    managers.forEach((plural, managed) -> out.append(plural).append(": ").append(managed.manager().strategy())
-        .append('\n'));
-    return out.toString();
+    return ObjectViews.strategies(managers());
   }
 
   /** {@code nodelet:strategy <configmap|secret>}: the strategy one manager uses now. */
@@ -142,16 +107,12 @@ public final class ObjectCacheCommands {
    */
   public String strategy(String kind, String strategy) throws IOException {
     Managed managed = manager(kind);
-    if (!STRATEGY_NAME.matcher(strategy).matches()) {
-      throw new IllegalArgumentException("invalid strategy name " + strategy
-          + ": letters, digits, '.', '_' and '-' only");
-    }
+    String target = ObjectViews.strategyTarget(strategy);
     ConfigurationAdmin admin = configurationAdmin;
     if (admin == null || managed.pid() == null) {
       throw new IllegalStateException("no ConfigurationAdmin service: the strategy of "
           + managed.manager().type() + " cannot be configured");
     }
-    String target = "(" + StoreStrategy.PROPERTY + "=" + strategy + ")";
     // "?": the configuration stays visible to the manager's bundle rather than being bound to this one
     Configuration configuration = admin.getConfiguration(managed.pid(), "?");
     Dictionary<String, Object> properties = Optional.ofNullable(configuration.getProperties())
@@ -210,23 +171,15 @@ public final class ObjectCacheCommands {
 
   /** {@code nodelet:watchstats}: open watches, watches closed for not keeping up and initial events, per manager. */
   public String watchstats() {
-    List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"RESOURCE", "WATCHERS", "TERMINATED", "INITIAL-EVENTS"});
-    managers.forEach((plural, managed) -> {
-      WatchStatistics statistics = managed.manager().watchStatistics();
-      rows.add(new String[] {plural, Integer.toString(statistics.watchers()),
-          Long.toString(statistics.terminatedWatchers()), Long.toString(statistics.initialEvents())});
-    });
-    return table(rows);
+    return ObjectViews.watchStatistics(managers());
+  }
+
+  private List<ObjectManager<?>> managers() {
+    return managers.values().stream().<ObjectManager<?>>map(Managed::manager).toList();
   }
 
   private Managed manager(String kind) {
-    String plural = switch (kind.toLowerCase()) {
-      case "cm", "configmap" -> "configmaps";
-      case "secret" -> "secrets";
-      default -> kind.toLowerCase();
-    };
-    Managed managed = managers.get(plural);
+    Managed managed = managers.get(ObjectViews.plural(kind));
     if (managed == null) {
       throw new IllegalArgumentException("no manager of " + kind + "; available: "
           + String.join(", ", managers.keySet()));
@@ -235,52 +188,11 @@ public final class ObjectCacheCommands {
   }
 
   private String show(HasMetadata object, boolean showSecret) {
-    if (object instanceof Secret secret && !showSecret) {
-      return serialization.asYaml(redacted(secret));
-    }
-    return serialization.asYaml(object);
+    return ObjectViews.yaml(serialization, object, showSecret);
   }
 
   /** A copy that names the data keys and sizes but holds no secret value. */
   static Secret redacted(Secret secret) {
-    Map<String, String> data = new LinkedHashMap<>();
-    if (secret.getData() != null) {
-      secret.getData().forEach((key, value) -> data.put(key,
-          String.format(REDACTED, value == null ? 0 : Base64.getMimeDecoder().decode(value).length)));
-    }
-    if (secret.getStringData() != null) {
-      secret.getStringData().forEach((key, value) -> data.put(key, String.format(REDACTED,
-          value == null ? 0 : value.getBytes(StandardCharsets.UTF_8).length)));
-    }
-    ObjectMeta metadata = secret.getMetadata();
-    Map<String, String> annotations = metadata == null || metadata.getAnnotations() == null
-        ? null : new LinkedHashMap<>(metadata.getAnnotations());
-    if (annotations != null && annotations.containsKey(LAST_APPLIED)) {
-      annotations.put(LAST_APPLIED, "<redacted>");
-    }
-    ObjectMeta shown = metadata == null ? null : new ObjectMetaBuilder()
-        .withNamespace(metadata.getNamespace()).withName(metadata.getName()).withUid(metadata.getUid())
-        .withResourceVersion(metadata.getResourceVersion()).withCreationTimestamp(metadata.getCreationTimestamp())
-        .withLabels(metadata.getLabels()).withAnnotations(annotations).build();
-    return new SecretBuilder().withApiVersion(secret.getApiVersion()).withKind(secret.getKind())
-        .withMetadata(shown).withType(secret.getType()).withImmutable(secret.getImmutable()).withData(data)
-        .build();
-  }
-
-  private static String table(List<String[]> rows) {
-    StringBuilder out = new StringBuilder();
-    int[] widths = new int[rows.get(0).length];
-    for (String[] row : rows) {
-      for (int i = 0; i < row.length; i++) {
-        widths[i] = Math.max(widths[i], row[i].length());
-      }
-    }
-    for (String[] row : rows) {
-      for (int i = 0; i < row.length; i++) {
-        out.append(i == row.length - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
-      }
-      out.append('\n');
-    }
-    return out.toString();
+    return ObjectViews.redacted(secret);
   }
 }

@@ -1,0 +1,221 @@
+package dev.nodelet.dra.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.DriverStatus.State;
+import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SliceSummary;
+import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+/** The read-only status of the controller and the {@code nodelet:drivers} / {@code nodelet:slices} commands. */
+class DraStatusTest {
+
+  private static final String NODE = "node-a";
+  private static final String GPU = "gpu.example.com";
+  private static final String OLD = "old.example.com";
+  private static final Instant NOW = Instant.parse("2025-01-02T03:04:05Z");
+  private static final ControllerOptions OPTIONS = ControllerOptions.DEFAULTS;
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private String nodeUid;
+  private final ManualScheduler time = new ManualScheduler();
+  private NodeResourcesController controller;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    nodeUid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
+        .create().getMetadata().getUid();
+  }
+
+  @AfterEach
+  void stop() {
+    if (controller != null) {
+      controller.close();
+    }
+    client.close();
+    server.close();
+  }
+
+  private NodeResourcesController started() {
+    controller = NodeResourcesController.builder(client, NODE).nodeUid(() -> Optional.of(nodeUid)).scheduler(time)
+        .options(OPTIONS).random(() -> 0.0).clock(Clock.fixed(NOW, ZoneOffset.UTC)).build();
+    controller.start();
+    return controller;
+  }
+
+  private DriverStatus status(String driver) {
+    return controller.driverStatuses().stream().filter(s -> s.driverName().equals(driver)).findFirst()
+        .orElseThrow(() -> new AssertionError("no status of " + driver + " in " + controller.driverStatuses()));
+  }
+
+  private static Pool pool(String name, int devices) {
+    return new Pool(name, IntStream.range(0, devices)
+        .mapToObj(i -> new DeviceBuilder().withName(String.format("dev-%03d", i)).build()).toList());
+  }
+
+  private void storedSlice(String name, String node, String driver) {
+    client.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
+        .withNewMetadata().withName(name).endMetadata()
+        .withNewSpec().withDriver(driver).withNodeName(node).withNewPool().withName("p").withGeneration(4L)
+        .withResourceSliceCount(1L).endPool().endSpec().build()).create();
+  }
+
+  @Test
+  void theStatusFollowsTheDriverThroughSnapshotsFailuresAndItsDeparture() {
+    started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    assertThat(status(GPU)).isEqualTo(new DriverStatus(GPU, State.MONITORING, Optional.empty(), Optional.empty(),
+        Duration.ZERO, Duration.ZERO));
+
+    gpu.publish(List.of(pool("pool-a", 2)));
+    assertThat(status(GPU).lastSnapshot()).contains(NOW);
+    assertThat(status(GPU).lastError()).isEmpty();
+
+    // the first retry comes at once (the kubelet's backoff starts at zero), the second after the initial delay
+    gpu.fail(new IllegalStateException("stream broke"), true);
+    assertThat(status(GPU).state()).isEqualTo(State.BACKING_OFF);
+    assertThat(status(GPU).lastError()).contains("java.lang.IllegalStateException: stream broke");
+    assertThat(status(GPU).backoff()).isZero();
+    time.advance(Duration.ZERO);
+    assertThat(status(GPU).state()).isEqualTo(State.MONITORING);
+    assertThat(status(GPU).backoff()).isEqualTo(OPTIONS.monitorBackoffInitial());
+    gpu.fail(new IllegalStateException("again"), true);
+    assertThat(status(GPU).state()).isEqualTo(State.BACKING_OFF);
+    assertThat(status(GPU).backoff()).isEqualTo(OPTIONS.monitorBackoffInitial());
+    time.advance(OPTIONS.monitorBackoffInitial());
+    assertThat(status(GPU).state()).isEqualTo(State.MONITORING);
+    assertThat(status(GPU).lastError()).as("kept until the next accepted snapshot")
+        .contains("java.lang.IllegalStateException: again");
+
+    // a rejected snapshot is an error too, and keeps the time of the last accepted one
+    gpu.publish(List.of(new Pool("pool-a", List.of(new DeviceBuilder().withName("Not_A_Label").build()))));
+    assertThat(status(GPU).lastError()).hasValueSatisfying(e -> assertThat(e).contains("invalid resources"));
+    gpu.publish(List.of(pool("pool-a", 1)));
+    assertThat(status(GPU).lastError()).isEmpty();
+    assertThat(status(GPU).lastSnapshot()).contains(NOW);
+
+    gpu.complete();
+    assertThat(status(GPU).state()).isEqualTo(State.STOPPED);
+
+    controller.removeDriver(gpu);
+    assertThat(status(GPU)).isEqualTo(new DriverStatus(GPU, State.LEAVING, Optional.of(NOW), Optional.empty(),
+        Duration.ZERO, OPTIONS.gracePeriod()));
+    time.advance(Duration.ofSeconds(10));
+    assertThat(status(GPU).gracePeriodLeft()).isEqualTo(OPTIONS.gracePeriod().minusSeconds(10));
+    time.advance(OPTIONS.gracePeriod());
+    await().until(() -> controller.driverStatuses().isEmpty());
+  }
+
+  @Test
+  void slicesOfAnUnregisteredDriverAreLeavingDuringTheStartUpGracePeriod() {
+    storedSlice(NODE + "-" + OLD + "-x", NODE, OLD);
+    storedSlice("node-b-" + OLD + "-y", "node-b", OLD);
+    started();
+    await().until(() -> !controller.driverStatuses().isEmpty());
+    assertThat(controller.driverStatuses()).containsExactly(new DriverStatus(OLD, State.LEAVING, Optional.empty(),
+        Optional.empty(), Duration.ZERO, OPTIONS.gracePeriod()));
+  }
+
+  @Test
+  void slicesComeFromTheInformerCacheOfThisNodeOnly() {
+    storedSlice("node-b-" + GPU + "-other", "node-b", GPU);
+    started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-b", 1), pool("pool-a", 300)));
+
+    await().until(() -> controller.slices().size() == 4);
+    List<SliceSummary> slices = controller.slices();
+    assertThat(slices).allSatisfy(s -> {
+      assertThat(s.name()).startsWith(NODE + "-" + GPU + "-");
+      assertThat(s.driver()).isEqualTo(GPU);
+      assertThat(s.generation()).isEqualTo(1L);
+    });
+    assertThat(slices).extracting(SliceSummary::pool).containsExactly("pool-a", "pool-a", "pool-a", "pool-b");
+    assertThat(slices).extracting(SliceSummary::devices).containsExactlyInAnyOrder(128, 128, 44, 1);
+  }
+
+  /** The commands on the real component, with its own threads and the default configuration. */
+  @Test
+  void theCommandsPrintOneLinePerDriverAndPerSlice() throws IOException {
+    DraConfiguration config = Converters.standardConverter().convert(Map.of()).to(DraConfiguration.class);
+    NodeIdentity identity = new NodeIdentity() {
+      @Override
+      public String nodeName() {
+        return NODE;
+      }
+
+      @Override
+      public Optional<String> nodeUid() {
+        return Optional.of(nodeUid);
+      }
+    };
+    DraComponent component = new DraComponent(client, identity, config);
+    try {
+      DraCommands commands = new DraCommands(component);
+      assertThat(commands.drivers().lines()).containsExactly(
+          "DRIVER  STATE  LAST-SNAPSHOT  BACKOFF  GRACE-LEFT  LAST-ERROR");
+      assertThat(commands.slices().lines()).containsExactly("NAME  DRIVER  POOL  GENERATION  DEVICES");
+
+      TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 3)));
+      component.addDriver(gpu);
+      await().until(() -> component.slices().size() == 1);
+      String name = component.slices().get(0).name();
+      assertThat(commands.slices().lines()).containsExactly(
+          String.format("%-" + (name.length() + 2) + "s%-17s%-8s%-12s%s", "NAME", "DRIVER", "POOL", "GENERATION",
+              "DEVICES"),
+          String.format("%-" + (name.length() + 2) + "s%-17s%-8s%-12s%s", name, GPU, "pool-a", "1", "3"));
+
+      gpu.fail(new IllegalStateException("stream\nbroke"), false);
+      List<String> drivers = commands.drivers().lines().toList();
+      assertThat(drivers).hasSize(2);
+      assertThat(drivers.get(1).split("\\s+", 6)).satisfies(cells -> {
+        assertThat(cells[0]).isEqualTo(GPU);
+        assertThat(cells[1]).isEqualTo("STOPPED");
+        assertThat(Instant.parse(cells[2])).isBeforeOrEqualTo(Instant.now());
+        assertThat(cells[3]).isEqualTo("-");
+        assertThat(cells[4]).isEqualTo("-");
+        assertThat(cells[5]).isEqualTo("java.lang.IllegalStateException: stream broke");
+      });
+
+      component.removeDriver(gpu);
+      List<String> leaving = commands.drivers().lines().toList();
+      assertThat(leaving).hasSize(2);
+      assertThat(leaving.get(1).split("\\s+", 6)).satisfies(cells -> {
+        assertThat(cells[0]).isEqualTo(GPU);
+        assertThat(cells[1]).isEqualTo("LEAVING");
+        assertThat(cells[3]).isEqualTo("-");
+        assertThat(cells[4]).matches("(29|30)(\\.\\d+)?s");
+        assertThat(cells[5]).isEqualTo("java.lang.IllegalStateException: stream broke");
+      });
+    } finally {
+      component.deactivate();
+    }
+  }
+}

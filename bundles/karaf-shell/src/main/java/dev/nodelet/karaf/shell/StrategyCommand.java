@@ -1,0 +1,81 @@
+package dev.nodelet.karaf.shell;
+
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectViews;
+import java.util.Collection;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Optional;
+import org.apache.karaf.shell.api.action.Action;
+import org.apache.karaf.shell.api.action.Argument;
+import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.lifecycle.Reference;
+import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.framework.ServiceReference;
+import org.osgi.service.cm.Configuration;
+import org.osgi.service.cm.ConfigurationAdmin;
+
+/**
+ * {@code nodelet:strategy [<configmap|secret> [<strategy>]]}: the strategy each manager uses, or one manager's; with a
+ * strategy name, writes {@code strategy.target} of the manager's configuration (the manager moves once Config Admin
+ * has delivered it).
+ */
+@Service
+@Command(scope = "nodelet", name = "strategy", description = "Shows the store strategy of the ConfigMap and Secret "
+    + "managers, or makes one manager use another strategy (get, ttl, watch, ...)")
+public class StrategyCommand implements Action {
+
+  @Reference
+  List<ObjectManager<?>> managers;
+
+  @Reference
+  BundleContext bundleContext;
+
+  @Reference(optional = true)
+  ConfigurationAdmin configurationAdmin;
+
+  @Argument(index = 0, name = "kind", description = "configmap (cm) or secret; all managers if not given")
+  String kind;
+
+  @Argument(index = 1, name = "strategy", description = "The strategy to use, e.g. get, ttl or watch")
+  String strategy;
+
+  @Override
+  public Object execute() throws Exception {
+    if (kind == null) {
+      System.out.print(ObjectViews.strategies(managers));
+      return null;
+    }
+    ObjectManager<?> manager = ObjectViews.manager(managers, kind);
+    if (strategy == null) {
+      System.out.println(manager.strategy());
+      return null;
+    }
+    String target = ObjectViews.strategyTarget(strategy);
+    String pid = pid(manager.type().plural());
+    if (configurationAdmin == null || pid == null) {
+      throw new IllegalStateException("no ConfigurationAdmin service: the strategy of " + manager.type()
+          + " cannot be configured");
+    }
+    // "?": the configuration stays visible to the manager's bundle rather than being bound to this one
+    Configuration configuration = configurationAdmin.getConfiguration(pid, "?");
+    Dictionary<String, Object> properties = Optional.ofNullable(configuration.getProperties())
+        .orElseGet(Hashtable::new);
+    properties.put("strategy.target", target);
+    configuration.update(properties);
+    System.out.println(pid + ": strategy.target=" + target);
+    return null;
+  }
+
+  /** The configuration PID of the manager service of a resource, from its service properties. */
+  private String pid(String plural) throws InvalidSyntaxException {
+    @SuppressWarnings("rawtypes")
+    Collection<ServiceReference<ObjectManager>> references = bundleContext.getServiceReferences(
+        ObjectManager.class, "(" + ObjectManager.RESOURCE_PROPERTY + "=" + plural + ")");
+    return references.stream().map(r -> r.getProperty(ObjectManager.PID_PROPERTY)).filter(p -> p != null)
+        .map(Object::toString).findFirst().orElse(null);
+  }
+}
