@@ -94,22 +94,22 @@ class ConfigMapManagerComponentTest {
   @Test
   void registrationsSurviveEveryStrategyChange() {
     component.registerPod(pod("p", "u1"));
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
     await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
     assertThatThrownBy(() -> component.getConfigMap("ns", "other"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"other\" not registered");
 
     // a new strategy.target: SCR binds the new match, then unbinds the old one
-    component.bindStrategy(ttl, properties("ttl", 2));
-    component.unbindStrategy(watch, properties("watch", 1));
+    component.addStrategy(ttl, properties("ttl", 2));
+    component.removeStrategy(watch, properties("watch", 1));
     assertThat(component.strategy()).isEqualTo("ttl");
     await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
 
-    component.unbindStrategy(ttl, properties("ttl", 2));
+    component.removeStrategy(ttl, properties("ttl", 2));
     assertThat(component.strategy()).isEqualTo("get (built-in)");
-    component.bindStrategy(watch, properties("watch", 3));
+    component.addStrategy(watch, properties("watch", 3));
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
     assertThat(component.registeredPods()).containsExactly(new RegisteredPod("ns", "p", "u1", List.of("settings")));
   }
@@ -117,7 +117,7 @@ class ConfigMapManagerComponentTest {
   @Test
   void noGetFailsWhileTheStrategyChanges() throws Exception {
     component.registerPod(pod("p", "u1"));
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     AtomicBoolean running = new AtomicBoolean(true);
     ExecutorService getters = Executors.newFixedThreadPool(2);
     try {
@@ -133,10 +133,10 @@ class ConfigMapManagerComponentTest {
         }));
       }
       for (int i = 0; i < 5; i++) {
-        component.bindStrategy(ttl, properties("ttl", 10 + i));
-        component.unbindStrategy(watch, properties("watch", 1));
-        component.bindStrategy(watch, properties("watch", 1));
-        component.unbindStrategy(ttl, properties("ttl", 10 + i));
+        component.addStrategy(ttl, properties("ttl", 10 + i));
+        component.removeStrategy(watch, properties("watch", 1));
+        component.addStrategy(watch, properties("watch", 1));
+        component.removeStrategy(ttl, properties("ttl", 10 + i));
       }
       running.set(false);
       for (Future<Integer> result : results) {
@@ -150,7 +150,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void registeringNeverWaitsForTheApiServer() {
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     server.delayResponses(Duration.ofSeconds(3));
     long start = System.nanoTime();
     component.registerPod(pod("p", "u1"));
@@ -162,7 +162,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void deactivationStopsEveryWatch() throws InterruptedException {
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     component.registerPod(pod("p", "u1"));
     component.getConfigMap("ns", "settings");
     Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build());
@@ -191,7 +191,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void withTheWatchStrategyAWatchSeesEveryChangeOfAReferencedObject() throws InterruptedException {
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     try (Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
       String created = client.configMaps().inNamespace("ns").withName("settings").get().getMetadata()
           .getResourceVersion();
@@ -209,7 +209,7 @@ class ConfigMapManagerComponentTest {
   void withTheTtlStrategyAWatchSeesWhatFetchesFind() throws InterruptedException {
     try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(client).defaultTtl(Duration.ZERO).build();
         Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
-      component.bindStrategy(everyGet, properties("ttl", 1));
+      component.addStrategy(everyGet, properties("ttl", 1));
       component.registerPod(pod("p", "u1"));
       assertThat(events.poll(Duration.ofMillis(200))).as("nothing fetched yet").isNull();
       String created = component.getConfigMap("ns", "settings").getMetadata().getResourceVersion();
@@ -222,20 +222,20 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void aWatchSurvivesStrategySwaps() throws InterruptedException {
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(client).defaultTtl(Duration.ZERO).build();
         Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
       component.registerPod(pod("p", "u1"));
       assertThat(next(events)).startsWith("ADDED settings@");
 
-      component.bindStrategy(everyGet, properties("ttl", 2));
-      component.unbindStrategy(watch, properties("watch", 1));
+      component.addStrategy(everyGet, properties("ttl", 2));
+      component.removeStrategy(watch, properties("watch", 1));
       String fetched = update("slow");
       component.getConfigMap("ns", "settings");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + fetched);
 
-      component.bindStrategy(watch, properties("watch", 3));
-      component.unbindStrategy(everyGet, properties("ttl", 2));
+      component.addStrategy(watch, properties("watch", 3));
+      component.removeStrategy(everyGet, properties("ttl", 2));
       await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
       String watched = update("fast");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + watched);

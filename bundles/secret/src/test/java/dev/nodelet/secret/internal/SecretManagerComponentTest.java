@@ -79,13 +79,13 @@ class SecretManagerComponentTest {
         .containsExactly(new RegisteredPod("ns", "p", "u1", List.of("pull", "token")));
     assertThat(component.strategy()).isEqualTo("get (built-in)");
 
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     assertThat(component.getSecret("ns", "token").getData()).containsEntry("password", "aHVudGVyMg==");
     assertThatThrownBy(() -> component.getSecret("ns", "settings"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"settings\" not registered");
 
-    component.bindStrategy(ttl, properties("ttl", 2));
-    component.unbindStrategy(watch, properties("watch", 1));
+    component.addStrategy(ttl, properties("ttl", 2));
+    component.removeStrategy(watch, properties("watch", 1));
     await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0);
     assertThat(component.getSecret("ns", "pull").getData()).containsKey("password");
 
@@ -96,7 +96,7 @@ class SecretManagerComponentTest {
 
   @Test
   void aWatchSeesTheReferencedSecretsAndEndsOnDeactivation() throws InterruptedException {
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     Watch<Secret> events = component.watch(WatchOptions.<Secret>builder()
         .field(WatchOptions.FIELD_NAME, "token").build());
     component.registerPod(pod());
@@ -118,7 +118,7 @@ class SecretManagerComponentTest {
 
   @Test
   void deactivationStopsEveryWatch() {
-    component.bindStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, properties("watch", 1));
     component.registerPod(pod());
     component.getSecret("ns", "token");
     component.deactivate();
