@@ -18,7 +18,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.AfterClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
@@ -46,20 +45,10 @@ public class FelixDraGrpcIT extends NodeletTestSupport {
   private static final String GRPC_PID = "dev.nodelet.dra.grpc";
   private static final String DRIVER = "gpu.itest.example.com";
 
-  /** Only set in the test JVM, where the configuration method runs. */
-  private static ApiServerFixture apiServer;
 
   @Configuration
   public Option[] configuration() {
-    apiServer = ApiServerFixture.start();
-    return felixOptions(apiServer);
-  }
-
-  @AfterClass
-  public static void stopApiServer() {
-    if (apiServer != null) {
-      apiServer.close();
-    }
+    return felixOptions();
   }
 
   @Test

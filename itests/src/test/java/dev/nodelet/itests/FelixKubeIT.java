@@ -19,7 +19,6 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import javax.inject.Inject;
-import org.junit.AfterClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
@@ -59,23 +58,13 @@ public class FelixKubeIT extends NodeletTestSupport {
   /** A configuration property that tells one configuration update from the next. */
   private static final String GENERATION_PROPERTY = "nodelet.itest.generation";
 
-  /** Only set in the test JVM, where the configuration method runs. */
-  private static ApiServerFixture apiServer;
 
   @Inject
   private ServiceComponentRuntime scr;
 
   @Configuration
   public Option[] configuration() {
-    apiServer = ApiServerFixture.start();
-    return felixOptions(apiServer);
-  }
-
-  @AfterClass
-  public static void stopApiServer() {
-    if (apiServer != null) {
-      apiServer.close();
-    }
+    return felixOptions();
   }
 
   private static String nodeFilter() {

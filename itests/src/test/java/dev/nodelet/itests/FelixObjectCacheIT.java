@@ -27,7 +27,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.AfterClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
@@ -57,20 +56,10 @@ public class FelixObjectCacheIT extends NodeletTestSupport {
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-  /** Only set in the test JVM, where the configuration method runs. */
-  private static ApiServerFixture apiServer;
 
   @Configuration
   public Option[] configuration() {
-    apiServer = ApiServerFixture.start();
-    return felixOptions(apiServer);
-  }
-
-  @AfterClass
-  public static void stopApiServer() {
-    if (apiServer != null) {
-      apiServer.close();
-    }
+    return felixOptions();
   }
 
   @Test

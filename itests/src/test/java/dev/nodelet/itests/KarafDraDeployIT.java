@@ -32,7 +32,6 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.inject.Inject;
 import org.apache.karaf.features.FeaturesService;
-import org.junit.AfterClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
@@ -72,16 +71,13 @@ public class KarafDraDeployIT extends NodeletTestSupport {
   /** The controller's own threads (NodeResourcesController and its ExecutorScheduler). */
   private static final String DRA_THREAD_PREFIX = "nodelet-dra-";
 
-  /** Only set in the test JVM, where the configuration method runs. */
-  private static ApiServerFixture apiServer;
 
   @Inject
   private FeaturesService featuresService;
 
   @Configuration
   public Option[] configuration() {
-    apiServer = ApiServerFixture.start();
-    List<Option> options = new ArrayList<>(List.of(karafOptions(apiServer)));
+    List<Option> options = new ArrayList<>(List.of(karafOptions()));
     options.add(editConfigurationFilePut("etc/" + DRA_PID + ".cfg", "grace.period.seconds",
         String.valueOf(GRACE.toSeconds())));
     String driverCfg = "etc/" + DRIVER_PID + "-itest.cfg";
@@ -89,13 +85,6 @@ public class KarafDraDeployIT extends NodeletTestSupport {
     options.add(editConfigurationFilePut(driverCfg, "pool", POOL));
     options.add(editConfigurationFilePut(driverCfg, "device.count", String.valueOf(DEVICES)));
     return options.toArray(Option[]::new);
-  }
-
-  @AfterClass
-  public static void stopApiServer() {
-    if (apiServer != null) {
-      apiServer.close();
-    }
   }
 
   @Test

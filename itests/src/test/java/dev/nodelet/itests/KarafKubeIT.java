@@ -21,7 +21,6 @@ import org.apache.karaf.features.FeaturesService;
 import org.apache.karaf.shell.api.console.Command;
 import org.apache.karaf.shell.api.console.Session;
 import org.apache.karaf.shell.api.console.SessionFactory;
-import org.junit.AfterClass;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.ops4j.pax.exam.Configuration;
@@ -43,8 +42,6 @@ import org.osgi.framework.ServiceReference;
 @ExamFactory(KarafTestContainerFactory.class)
 public class KarafKubeIT extends NodeletTestSupport {
 
-  /** Only set in the test JVM, where the configuration method runs. */
-  private static ApiServerFixture apiServer;
 
   @Inject
   private FeaturesService featuresService;
@@ -54,15 +51,7 @@ public class KarafKubeIT extends NodeletTestSupport {
 
   @Configuration
   public Option[] configuration() {
-    apiServer = ApiServerFixture.start();
-    return karafOptions(apiServer);
-  }
-
-  @AfterClass
-  public static void stopApiServer() {
-    if (apiServer != null) {
-      apiServer.close();
-    }
+    return karafOptions();
   }
 
   private void install(String feature) throws Exception {

@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import javax.inject.Inject;
 import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.AfterClass;
 import org.ops4j.pax.exam.Option;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -62,6 +63,22 @@ public abstract class NodeletTestSupport {
   @Inject
   protected BundleContext bundleContext;
 
+  /** The embedded API server of the running test class; only set in the test JVM, where the options are built. */
+  private static ApiServerFixture apiServer;
+
+  private static ApiServerFixture startApiServer() {
+    apiServer = ApiServerFixture.start();
+    return apiServer;
+  }
+
+  @AfterClass
+  public static void stopApiServer() {
+    if (apiServer != null) {
+      apiServer.close();
+      apiServer = null;
+    }
+  }
+
   // ---------------------------------------------------------------- options, built in the test JVM
 
   /** The filtered nodelet-itest.properties; only read in the test JVM. */
@@ -97,11 +114,12 @@ public abstract class NodeletTestSupport {
    * Felix with Config Admin, Metatype, an SLF4J 2 provider and every bundle of the feature {@code nodelet}, read
    * from the features file this build produced: the Felix test proves that the feature's bundle list resolves.
    */
-  static Option[] felixOptions(ApiServerFixture apiServer) {
+  static Option[] felixOptions() {
+    ApiServerFixture server = startApiServer();
     Properties build = build();
     List<Option> options = new ArrayList<>();
     options.add(junitBundles());
-    options.addAll(List.of(facts(apiServer, build)));
+    options.addAll(List.of(facts(server, build)));
     options.addAll(List.of(awaitility(build)));
     options.add(systemProperty("org.slf4j.simpleLogger.defaultLogLevel").value("info"));
     // Pax Exam's own logging API, without a backend, prints at DEBUG (SPI Fly logs every provider at INFO)
@@ -125,7 +143,8 @@ public abstract class NodeletTestSupport {
    * Karaf from its distribution archive, resolving offline: this build's artifacts from the reactor repository,
    * everything else from the local repository. {@code dev.nodelet.kube} comes from {@code etc/}.
    */
-  static Option[] karafOptions(ApiServerFixture apiServer) {
+  static Option[] karafOptions() {
+    ApiServerFixture server = startApiServer();
     Properties build = build();
     String mvnCfg = "etc/org.ops4j.pax.url.mvn.cfg";
     String kubeCfg = "etc/" + KUBE_PID + ".cfg";
@@ -143,9 +162,9 @@ public abstract class NodeletTestSupport {
         editConfigurationFilePut(mvnCfg, "org.ops4j.pax.url.mvn.defaultRepositories",
             new File(build.getProperty("reactor.repository")).toURI() + "@id=reactor@snapshots,"
                 + "${karaf.home.uri}${karaf.default.repository}@id=system.repository@snapshots"),
-        editConfigurationFilePut(kubeCfg, "master.url", apiServer.url()),
+        editConfigurationFilePut(kubeCfg, "master.url", server.url()),
         editConfigurationFilePut(kubeCfg, "node.name", NODE_NAME)));
-    options.addAll(List.of(facts(apiServer, build)));
+    options.addAll(List.of(facts(server, build)));
     options.addAll(List.of(awaitility(build)));
     return options.toArray(Option[]::new);
   }
