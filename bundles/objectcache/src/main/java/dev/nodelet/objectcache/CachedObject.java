@@ -12,7 +12,8 @@ import java.util.Optional;
  * @param strategy the name of the strategy whose store keeps it
  * @param state what the store does about it; empty if the store does not tell
  * @param references how many registered pods reference it
- * @param lastAccess when a get through the manager last asked for it; empty if never since it was registered
+ * @param lastAccess when a get last asked for it, as the store tells (to its precision); empty if never, or if the
+ *     store does not tell
  */
 public record CachedObject(String namespace, String name, String strategy, Optional<ObjectState> state,
     int references, Optional<Instant> lastAccess) {

@@ -152,7 +152,7 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
      *     one timer thread for its watches (bookmarks, deadlines), so close it when done
      */
     public SwitchableObjectManager<T> build() {
-      return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client));
+      return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client, clock));
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.nodelet.objectcache;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.time.Instant;
 import java.util.Optional;
 import org.osgi.annotation.versioning.ConsumerType;
 import org.osgi.annotation.versioning.ProviderType;
@@ -63,6 +64,19 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
    * @return the state; empty if the object is not registered or the store does not tell
    */
   default Optional<ObjectState> state(String namespace, String name) {
+    return Optional.empty();
+  }
+
+  /**
+   * When a get last asked for one registered object, for listings. Stores keep it to their own precision (the watch
+   * store to the second, so that a get never reads a clock). Never blocks on the network.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return the time; empty if the object is not registered, was never read, or the store does not tell
+   * @since 1.4
+   */
+  default Optional<Instant> lastAccess(String namespace, String name) {
     return Optional.empty();
   }
 

@@ -4,10 +4,14 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientImpl;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -18,6 +22,11 @@ public final class KubeClientFactory {
 
   /** Prefix of the names of the client's task threads, so that a leaked one is recognisable. */
   public static final String THREAD_NAME_PREFIX = "nodelet-kube-";
+
+  /** Threads of the JDK HTTP client: I/O completions and response bodies. */
+  static final int HTTP_THREADS = 4;
+  /** Threads of fabric8's tasks: watch and informer events, each watch's in order. */
+  static final int TASK_THREADS = 8;
 
   private final AtomicInteger clients = new AtomicInteger();
 
@@ -57,11 +66,12 @@ public final class KubeClientFactory {
    * @throws InvalidSettingException as {@link #clientConfig(KubeSettings)}
    */
   public KubernetesClient create(KubeSettings settings) {
+    clients.incrementAndGet();
     return new KubernetesClientBuilder()
         .withConfig(clientConfig(settings))
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
-        .withHttpClientFactory(new JdkHttpClientFactory())
-        .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.incrementAndGet()))
+        .withHttpClientFactory(new BoundedJdkHttpClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http"))
+        .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.get()))
         .build();
   }
 
@@ -76,10 +86,49 @@ public final class KubeClientFactory {
     }
   }
 
-  /** One cached pool per client with recognisable daemon threads, shut down when the client closes. */
+  /**
+   * A pool of at most {@code size} recognisable daemon threads that end after 30 s idle. Bounded, so that thousands
+   * of watches starting or delivering at once queue their work rather than grow a thread each (the JDK's and
+   * fabric8's default pools are unbounded).
+   */
+  static ThreadPoolExecutor boundedPool(String prefix, int size) {
+    AtomicInteger threads = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        runnable -> {
+          Thread thread = new Thread(runnable, prefix + "-" + threads.incrementAndGet());
+          thread.setDaemon(true);
+          return thread;
+        });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /** The JDK HTTP client on a bounded pool, shut down when the client closes. */
+  private static final class BoundedJdkHttpClientFactory extends JdkHttpClientFactory {
+    private final String prefix;
+    private final List<ExecutorService> pools = new CopyOnWriteArrayList<>();
+
+    BoundedJdkHttpClientFactory(String prefix) {
+      this.prefix = prefix;
+    }
+
+    @Override
+    protected void additionalConfig(java.net.http.HttpClient.Builder builder) {
+      ExecutorService pool = boundedPool(prefix, HTTP_THREADS);
+      pools.add(pool);
+      builder.executor(pool);
+    }
+
+    @Override
+    protected void closeHttpClient(JdkHttpClientImpl client) {
+      super.closeHttpClient(client);
+      pools.forEach(ExecutorService::shutdownNow);
+    }
+  }
+
+  /** fabric8's task pool (watch and informer event delivery), bounded and shut down when the client closes. */
   private static final class NamedExecutorSupplier implements KubernetesClientBuilder.ExecutorSupplier {
     private final String prefix;
-    private final AtomicInteger threads = new AtomicInteger();
 
     NamedExecutorSupplier(String prefix) {
       this.prefix = prefix;
@@ -87,12 +136,7 @@ public final class KubeClientFactory {
 
     @Override
     public Executor get() {
-      ThreadFactory factory = runnable -> {
-        Thread thread = new Thread(runnable, prefix + "-task-" + threads.incrementAndGet());
-        thread.setDaemon(true);
-        return thread;
-      };
-      return Executors.newCachedThreadPool(factory);
+      return boundedPool(prefix + "-task", TASK_THREADS);
     }
 
     @Override

@@ -14,7 +14,6 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -51,9 +50,8 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private record Registration(Set<String> names) {
   }
 
-  private static final class Usage {
-    int references;
-    Instant lastAccess;
+  /** The store in use and the name of its strategy. */
+  private record ActiveStore<T extends HasMetadata>(String strategy, ObjectStore<T> store) {
   }
 
   private final ResourceType<T> type;
@@ -64,7 +62,8 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
 
   // guarded by this
   private final Map<PodKey, Registration> pods = new LinkedHashMap<>();
-  private final Map<ObjectKey, Usage> objects = new HashMap<>();
+  /** References per object, over all pods. */
+  private final Map<ObjectKey, Integer> objects = new HashMap<>();
   private volatile boolean closed;
 
   /** Replaced under this manager's lock; read without it by gets. */
@@ -73,7 +72,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   /**
    * @param type the type of the objects
    * @param referencedNames the names of the objects a pod references
-   * @param clock the clock of the last access times
+   * @param clock the clock of the watch fan-out (bookmarks, deadlines)
    * @param builtIn the strategy that answers while no other is given
    */
   public StrategySwitchingManager(ResourceType<T> type, Function<Pod, Set<String>> referencedNames, Clock clock,
@@ -105,7 +104,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       for (String name : names) {
         if (!before.contains(name)) {
           store.addReference(key.namespace(), name, key.uid());
-          objects.computeIfAbsent(new ObjectKey(key.namespace(), name), k -> new Usage()).references++;
+          objects.merge(new ObjectKey(key.namespace(), name), 1, Integer::sum);
         }
       }
       for (String name : before) {
@@ -136,40 +135,36 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private void release(ObjectStore<T> store, PodKey pod, String name) {
     store.deleteReference(pod.namespace(), name, pod.uid());
     ObjectKey object = new ObjectKey(pod.namespace(), name);
-    if (--objects.get(object).references == 0) {
+    if (objects.merge(object, -1, Integer::sum) == 0) {
       objects.remove(object);
       feed.unreferenced(pod.namespace(), name);
     }
   }
 
+  /**
+   * Lock-free: the active store answers. A strategy change closes the store it replaces at once, so a get still on
+   * it may fail (a closed watch store starts nothing); the store that replaced it, which already holds every
+   * registration, then answers instead.
+   */
   @Override
   public T get(String namespace, String name) {
-    recordAccess(new ObjectKey(namespace, name));
     while (true) {
-      ActiveStore<T> current = active;
-      if (current.enter()) {
-        try {
-          return current.store.get(namespace, name);
-        } finally {
-          current.leave();
-        }
-      }
       if (closed) {
         throw new IllegalStateException("the " + type + " manager is closed");
       }
-      // retired between the read and the enter: the store that replaced it is published already
+      ActiveStore<T> current = active;
+      try {
+        return current.store.get(namespace, name);
+      } catch (RuntimeException e) {
+        if (active == current) {
+          throw e;
+        }
+      }
     }
   }
 
   private synchronized boolean isReferenced(String namespace, String name) {
     return objects.containsKey(new ObjectKey(namespace, name));
-  }
-
-  private synchronized void recordAccess(ObjectKey key) {
-    Usage usage = objects.get(key);
-    if (usage != null) {
-      usage.lastAccess = clock.instant();
-    }
   }
 
   @Override
@@ -202,7 +197,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       previous = active;
       active = new ActiveStore<>(name, store);
     }
-    previous.retire();
+    previous.store.close();
     LOG.info("The {} manager now uses the {} strategy (was {})", type, name, previous.strategy);
   }
 
@@ -231,21 +226,16 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   @Override
   public List<CachedObject> objects() {
     ActiveStore<T> current;
-    Map<ObjectKey, Usage> snapshot = new HashMap<>();
+    Map<ObjectKey, Integer> snapshot;
     synchronized (this) {
       current = active;
-      objects.forEach((key, usage) -> {
-        Usage copy = new Usage();
-        copy.references = usage.references;
-        copy.lastAccess = usage.lastAccess;
-        snapshot.put(key, copy);
-      });
+      snapshot = new HashMap<>(objects);
     }
     List<CachedObject> result = new ArrayList<>(snapshot.size());
-    snapshot.forEach((key, usage) -> {
+    snapshot.forEach((key, references) -> {
       Optional<ObjectState> state = current.store.state(key.namespace(), key.name());
-      result.add(new CachedObject(key.namespace(), key.name(), current.strategy, state, usage.references,
-          Optional.ofNullable(usage.lastAccess)));
+      result.add(new CachedObject(key.namespace(), key.name(), current.strategy, state, references,
+          current.store.lastAccess(key.namespace(), key.name())));
     });
     result.sort(Comparator.comparing(CachedObject::namespace).thenComparing(CachedObject::name));
     return result;
@@ -261,7 +251,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       closed = true;
       last = active;
     }
-    last.retire();
+    last.store.close();
     feed.close();
   }
 

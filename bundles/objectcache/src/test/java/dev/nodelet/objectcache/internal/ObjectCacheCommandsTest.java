@@ -47,7 +47,7 @@ class ObjectCacheCommandsTest {
     MutableClock clock = new MutableClock();
     secrets = ObjectManager.secrets(client).clock(clock).build();
     configMaps = ObjectManager.configMaps(client).clock(clock).build();
-    secrets.useStrategy("recording", new RecordingStrategy("recording", client,
+    secrets.useStrategy("recording", new RecordingStrategy("recording", client, clock,
         Collections.synchronizedList(new ArrayList<>())));
     commands.addManager(secrets, Map.of(ObjectManager.PID_PROPERTY, "dev.nodelet.secret"));
     commands.addManager(configMaps, Map.of(ObjectManager.PID_PROPERTY, "dev.nodelet.configmap"));

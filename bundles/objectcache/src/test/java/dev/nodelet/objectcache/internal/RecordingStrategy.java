@@ -7,9 +7,12 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -22,14 +25,20 @@ final class RecordingStrategy implements StoreStrategy {
 
   private final String name;
   private final KubernetesClient client;
+  private final Clock clock;
   private final List<String> log;
   private final List<Store<?>> stores = new ArrayList<>();
   private volatile CountDownLatch holdGets = new CountDownLatch(0);
   private volatile CountDownLatch getsHeld = new CountDownLatch(0);
 
   RecordingStrategy(String name, KubernetesClient client, List<String> log) {
+    this(name, client, Clock.systemUTC(), log);
+  }
+
+  RecordingStrategy(String name, KubernetesClient client, Clock clock, List<String> log) {
     this.name = name;
     this.client = client;
+    this.clock = clock;
     this.log = log;
   }
 
@@ -53,7 +62,7 @@ final class RecordingStrategy implements StoreStrategy {
 
   @Override
   public synchronized <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    Store<T> store = new Store<>(type, new GetStrategy(client).createStore(type));
+    Store<T> store = new Store<>(type, new GetStrategy(client, clock).createStore(type));
     stores.add(store);
     log(name + " create " + type);
     return store;
@@ -90,6 +99,7 @@ final class RecordingStrategy implements StoreStrategy {
     public synchronized void addReference(String namespace, String name, String podUid) {
       log(RecordingStrategy.this.name + " add " + namespace + "/" + name + " " + podUid);
       references.computeIfAbsent(namespace + "/" + name, k -> new HashMap<>()).merge(podUid, 1, Integer::sum);
+      fetch.addReference(namespace, name, podUid);
     }
 
     @Override
@@ -99,6 +109,7 @@ final class RecordingStrategy implements StoreStrategy {
       if (pods == null || !pods.containsKey(podUid)) {
         return;
       }
+      fetch.deleteReference(namespace, name, podUid);
       if (pods.merge(podUid, -1, Integer::sum) == 0) {
         pods.remove(podUid);
       }
@@ -129,6 +140,11 @@ final class RecordingStrategy implements StoreStrategy {
         throw new IllegalStateException(RecordingStrategy.this.name + " store closed during a get");
       }
       return object;
+    }
+
+    @Override
+    public Optional<Instant> lastAccess(String namespace, String name) {
+      return fetch.lastAccess(namespace, name);
     }
 
     @Override

@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -36,6 +37,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
 
   private static final class Item<T> {
     int references;
+    Instant lastAccess;
     Entry<T> entry = new Entry<>();
   }
 
@@ -93,6 +95,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       if (item == null) {
         throw new NotRegisteredException(namespace, name);
       }
+      item.lastAccess = clock.instant();
       entry = item.entry;
     }
     synchronized (entry) {
@@ -161,6 +164,12 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
   }
 
   /** Owns nothing: references and copies stay readable. */
+  @Override
+  public synchronized Optional<Instant> lastAccess(String namespace, String name) {
+    Item<T> item = items.get(new Key(namespace, name));
+    return item == null ? Optional.empty() : Optional.ofNullable(item.lastAccess);
+  }
+
   @Override
   public void close() {
     // every fetch happens in the caller's get

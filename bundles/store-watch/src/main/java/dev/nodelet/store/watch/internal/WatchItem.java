@@ -2,80 +2,159 @@ package dev.nodelet.store.watch.internal;
 
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import java.time.Duration;
-import java.time.Instant;
+import io.fabric8.kubernetes.client.Watch;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.Supplier;
+import java.util.function.Predicate;
 
 /**
- * One watched object: its references per pod, its current watch (a single-object informer) and the flags of the
- * kubelet's objectCacheItem. A stopped mutable item is not initialized: the next get waits for a fresh list. An
- * immutable item keeps the copy it saw and needs no watch.
+ * One watched object: its references per pod, the flags of the kubelet's objectCacheItem and the snapshot that gets
+ * read without a lock. A stopped mutable item is not initialized (no snapshot): the next get waits for a fresh list.
+ * An immutable item keeps the copy it saw and needs no watch.
+ *
+ * <p>Each start of the list+watch cycle gets a new run number; callbacks of an earlier run are ignored, so a stopped
+ * watch that still delivers an event changes nothing.
  */
 final class WatchItem<T extends HasMetadata> {
 
+  /**
+   * What a get may return without taking a lock.
+   *
+   * @param object the object, or null if the API server has none
+   * @param servable whether a get may return it as is; false while it is immutable but not yet kept as such, or kept
+   *     but awaiting verification
+   */
+  record Snapshot<T>(T object, boolean servable) {
+  }
+
+  final String namespace;
+  final String name;
   /** References per pod UID; guarded by the owning store's lock. */
   final Map<String, Integer> references = new HashMap<>();
+  /** Held while a change is installed and told to the listener, so the listener hears changes in their order. */
+  final Object reports = new Object();
+  private final Predicate<? super T> immutable;
 
-  private final Supplier<SharedIndexInformer<T>> watches;
-  private final String cacheKey;
+  /** Null while not initialized. */
+  volatile Snapshot<T> snapshot;
+  /** The last access, in the store's coarse clock (milliseconds). */
+  volatile long lastAccess;
 
   // guarded by this
-  private SharedIndexInformer<T> informer;
-  private Instant lastAccess;
-  private boolean stopped;
+  private int run;
+  private boolean running;
+  private Watch watch;
+  private String resourceVersion;
+  private int failures;
   private T immutableCopy;
   private boolean verify;
 
   /**
-   * @param watches starts a new watch on the object
-   * @param cacheKey the object's key in the informer's store
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @param immutable whether an object can no longer change
    * @param created the creation time, counted as the first access so that an unread item is idle only after a while
-   * @param start whether to start watching now (not during shutdown)
    */
-  WatchItem(Supplier<SharedIndexInformer<T>> watches, String cacheKey, Instant created, boolean start) {
-    this.watches = watches;
-    this.cacheKey = cacheKey;
+  WatchItem(String namespace, String name, Predicate<? super T> immutable, long created) {
+    this.namespace = namespace;
+    this.name = name;
+    this.immutable = immutable;
     this.lastAccess = created;
-    if (start) {
-      informer = watches.get();
-    } else {
-      stopped = true;
+  }
+
+  /** Notes a read; writes only when the coarse time moved, so that concurrent readers share a clean cache line. */
+  void touch(long now) {
+    if (lastAccess != now) {
+      lastAccess = now;
     }
   }
 
-  synchronized void touch(Instant now) {
-    lastAccess = now;
+  /**
+   * Starts a new list+watch cycle unless one runs or an immutable copy makes it unneeded.
+   *
+   * @return the run number to start, or 0 if nothing is to start
+   */
+  synchronized int start() {
+    if (running || immutableCopy != null) {
+      return 0;
+    }
+    running = true;
+    resourceVersion = null;
+    failures = 0;
+    return ++run;
   }
 
-  /** Stops the watch; returns false if it was stopped already. */
+  /**
+   * Stops the cycle and drops the snapshot of a mutable object; the caller closes the watch ({@link #takeWatch()}).
+   *
+   * @return false if it was stopped already
+   */
   synchronized boolean stop() {
-    if (stopped) {
+    if (!running) {
       return false;
     }
-    stopped = true;
-    if (informer != null) {
-      informer.stop();
+    running = false;
+    run++;
+    if (immutableCopy == null) {
+      snapshot = null;
     }
     return true;
   }
 
-  /** Never stops an item still on its first list: that work would be lost and redone. */
-  synchronized boolean stopIfIdle(Instant now, Duration maxIdleTime) {
-    if (!stopped && synced() && now.isAfter(lastAccess.plus(maxIdleTime))) {
-      return stop();
-    }
-    return false;
+  synchronized boolean isRun(int run) {
+    return running && this.run == run;
   }
 
-  synchronized void restartIfNeeded() {
-    if (immutableCopy != null || !stopped) {
-      return;
+  /** Installs what a list or watch event of {@code run} saw; false if that run is over. */
+  synchronized boolean observed(int run, T object, String version) {
+    if (!isRun(run)) {
+      return false;
     }
-    informer = watches.get();
-    stopped = false;
+    if (version != null) {
+      resourceVersion = version;
+    }
+    failures = 0;
+    snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
+    return true;
+  }
+
+  /** A bookmark or anything else that proves the watch works. */
+  synchronized void progressed(int run, String version) {
+    if (isRun(run) && version != null) {
+      resourceVersion = version;
+      failures = 0;
+    }
+  }
+
+  /** Keeps the watch of {@code run}; returns false (and the caller closes it) if that run is over. */
+  synchronized boolean watching(int run, Watch watch) {
+    if (!isRun(run)) {
+      return false;
+    }
+    this.watch = watch;
+    return true;
+  }
+
+  /** The version to resume a watch from, or null to list again. */
+  synchronized String resourceVersion() {
+    return resourceVersion;
+  }
+
+  /** A list or watch of {@code run} failed; forgets the watch and counts the failure for the backoff. */
+  synchronized int failed(int run, boolean relist) {
+    if (!isRun(run)) {
+      return -1;
+    }
+    watch = null;
+    if (relist) {
+      resourceVersion = null;
+    }
+    return failures++;
+  }
+
+  /** Stops a running, synced, mutable item that was not read for longer than {@code maxIdleMillis}. */
+  synchronized boolean stopIfIdle(long now, long maxIdleMillis) {
+    return running && immutableCopy == null && snapshot != null && now - lastAccess > maxIdleMillis && stop();
   }
 
   /** What the item does now; {@code storeClosed} tells a stop by shutdown from a stop for idleness. */
@@ -83,35 +162,41 @@ final class WatchItem<T extends HasMetadata> {
     if (immutableCopy != null) {
       return ObjectState.IMMUTABLE;
     }
-    if (!stopped) {
+    if (running) {
       return ObjectState.RUNNING;
     }
     return storeClosed ? ObjectState.STOPPED : ObjectState.IDLE;
   }
 
-  /** The kubelet's "initialized": the copy of an immutable object, or a running watch that has listed. */
-  synchronized boolean synced() {
-    return immutableCopy != null || (!stopped && informer != null && informer.hasSynced());
-  }
-
-  /** The object as last seen, or null if the API server has none. */
-  synchronized Object current() {
-    return immutableCopy != null ? immutableCopy : informer.getStore().getByKey(cacheKey);
-  }
-
-  /** Keeps the copy and stops watching; returns true the first time. */
+  /**
+   * Keeps the copy of an immutable object and ends the cycle; the caller closes the watch ({@link #takeWatch()}).
+   *
+   * @return true the first time
+   */
   synchronized boolean makeImmutable(T object) {
     if (immutableCopy != null) {
       return false;
     }
     immutableCopy = object;
-    stop();
+    running = false;
+    run++;
+    snapshot = new Snapshot<>(object, true);
     return true;
+  }
+
+  /** The watch of a stopped cycle, for the caller to close outside this lock. */
+  synchronized Watch takeWatch() {
+    Watch taken = watch;
+    watch = null;
+    return taken;
   }
 
   /** A pod registered with this item: an immutable copy must be checked before it is served again. */
   synchronized void requestVerification() {
-    verify = immutableCopy != null;
+    if (immutableCopy != null) {
+      verify = true;
+      snapshot = new Snapshot<>(immutableCopy, false);
+    }
   }
 
   /** The UID of the immutable copy awaiting verification, or null if there is nothing to verify. */
@@ -121,20 +206,22 @@ final class WatchItem<T extends HasMetadata> {
 
   /**
    * The outcome of a verification: the same UID keeps the copy; otherwise the object was deleted (and maybe
-   * re-created) and the item becomes an ordinary mutable one, watched again unless the store has shut down.
+   * re-created) and the item becomes an ordinary mutable one, not initialized.
+   *
+   * @return true if the copy was dropped
    */
-  synchronized boolean verified(String verifiedUid, String liveUid, boolean restart) {
+  synchronized boolean verified(String verifiedUid, String liveUid) {
     if (immutableCopy == null || !verifiedUid.equals(immutableCopy.getMetadata().getUid())) {
       return false; // another get verified it meanwhile
     }
     verify = false;
     if (verifiedUid.equals(liveUid)) {
+      snapshot = new Snapshot<>(immutableCopy, true);
       return false;
     }
     immutableCopy = null;
-    if (restart) {
-      restartIfNeeded();
-    }
+    snapshot = null;
     return true;
   }
+
 }

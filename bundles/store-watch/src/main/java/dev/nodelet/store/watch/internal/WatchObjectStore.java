@@ -7,29 +7,46 @@ import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptions;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.Cache;
+import io.fabric8.kubernetes.client.RequestConfig;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
 import java.time.Clock;
-import java.util.HashMap;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The watch-based store of the kubelet ({@code watch_based_manager.go}) on fabric8 informers, one per referenced
- * object.
+ * The watch-based store of the kubelet ({@code watch_based_manager.go}): one list+watch per referenced object, with
+ * field selector {@code metadata.name=<name>}.
  *
- * <p>The listener hears every add, update and delete of each item's watch on that watch's event thread, and what a
- * get finds that the watches do not tell. It is never called from the reference methods. All calls hold
- * {@link #reports} (never taken under this store's lock), so a get's finding and a watch event come in the order in
- * which they were observed. Lock order: {@link #reports}, then this store, then an item.
+ * <p>Each object has its own small reflector on fabric8's asynchronous list and HTTP watch (the {@link ListerWatcher}
+ * that fabric8's informers use), not an informer: no per-object store, indexer or handler machinery, and no thread
+ * of its own. Lists are started by one timer thread at most {@link #CONCURRENT_LISTS} at a time, so registering a pod
+ * only enqueues. A get of a synced object takes no lock and reads no clock: it reads the object's snapshot and notes
+ * the access in a clock that a timer refreshes every second.
+ *
+ * <p>The listener hears every add, update and delete a watch or list sees, and what a get finds that they do not
+ * tell, under the item's {@code reports} lock so that it hears them in the order observed. It is never called from
+ * the reference methods.
  */
 public final class WatchObjectStore<T extends HasMetadata> implements ObjectStore<T> {
 
@@ -37,22 +54,29 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   /** How often a get looks whether an item has synced, as the kubelet polls. */
   private static final long SYNC_POLL_MILLIS = 10;
+  /** Lists in flight at once; more wait in the start queue. */
+  static final int CONCURRENT_LISTS = 16;
+  /** Retry delays after a failed list or watch: 250 ms doubling to 2 s, so a restarted server is seen quickly. */
+  private static final long RETRY_INITIAL_MILLIS = 250;
+  private static final long RETRY_MAX_MILLIS = 2_000;
+  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
-  private record Key(String namespace, String name) {
-  }
-
-  private final KubernetesClient client;
   private final ResourceType<T> type;
   private final Clock clock;
   private final WatchSettings settings;
-  private final ScheduledFuture<?> sweeping;
+  private final ScheduledExecutorService timer;
+  private final StartQueue starts;
   private final Listener<? super T> listener;
-  /** Held while telling the listener. */
-  private final Object reports = new Object();
-
+  private final KubernetesClient watchClient;
+  private final List<ScheduledFuture<?>> ticks = new ArrayList<>();
+  /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
+  private final Map<String, Map<String, WatchItem<T>>> items = new ConcurrentHashMap<>();
+  /** One operation per namespace, shared by its items' lists and watches. */
+  private final Map<String, ListerWatcher<T, KubernetesResourceList<T>>> operations = new ConcurrentHashMap<>();
+  /** The clock's millis, refreshed every second and by each sweep. */
+  private volatile long now;
+  private volatile boolean stopped;
   // guarded by this
-  private final Map<Key, WatchItem<T>> items = new HashMap<>();
-  private boolean stopped;
   private Runnable onClose = () -> { };
 
   /**
@@ -60,18 +84,27 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param type the type of the objects
    * @param clock the clock of access times
    * @param settings the options
-   * @param timer runs the idle sweep every {@link WatchSettings#sweepInterval()}
+   * @param timer a single thread: starts lists, refreshes the access clock and runs the idle sweep every
+   *     {@link WatchSettings#sweepInterval()}
    * @param listener told of what the watches and gets observe
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
       ScheduledExecutorService timer, Listener<? super T> listener) {
-    this.client = Objects.requireNonNull(client, "client");
+    Objects.requireNonNull(client, "client");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.settings = Objects.requireNonNull(settings, "settings");
+    this.timer = Objects.requireNonNull(timer, "timer");
     this.listener = Objects.requireNonNull(listener, "listener");
+    // fabric8 would reconnect a failed watch itself, backing off to 32 s; this store retries sooner and relists on 410
+    RequestConfig requestConfig = new RequestConfigBuilder(client.getConfiguration().getRequestConfig())
+        .withWatchReconnectLimit(0).build();
+    this.watchClient = client.newClient(requestConfig).adapt(KubernetesClient.class);
+    this.starts = new StartQueue(timer, CONCURRENT_LISTS);
+    this.now = clock.millis();
     long sweepMillis = settings.sweepInterval().toMillis();
-    this.sweeping = timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
+    ticks.add(timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS));
+    ticks.add(timer.scheduleWithFixedDelay(() -> now = clock.millis(), 1, 1, TimeUnit.SECONDS));
   }
 
   /** Runs once when this store closes (the strategy forgets it). */
@@ -81,13 +114,15 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   @Override
   public synchronized void addReference(String namespace, String name, String podUid) {
-    Key key = new Key(namespace, name);
-    WatchItem<T> item = items.get(key);
+    Map<String, WatchItem<T>> names = items.computeIfAbsent(namespace, n -> new ConcurrentHashMap<>());
+    WatchItem<T> item = names.get(name);
     if (item == null) {
-      // only starts the watch: the first get waits for its list
-      item = new WatchItem<>(() -> startWatch(key), Cache.namespaceKeyFunc(namespace, name), clock.instant(),
-          !stopped);
-      items.put(key, item);
+      // only enqueues the list: the first get waits for it
+      item = new WatchItem<>(namespace, name, type::isImmutable, now);
+      names.put(name, item);
+      if (!stopped) {
+        start(item);
+      }
     } else {
       item.requestVerification();
     }
@@ -96,8 +131,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   @Override
   public synchronized void deleteReference(String namespace, String name, String podUid) {
-    Key key = new Key(namespace, name);
-    WatchItem<T> item = items.get(key);
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    WatchItem<T> item = names == null ? null : names.get(name);
     // a reference the pod never held is ignored, so the count cannot go negative and pin the item forever
     if (item == null || !item.references.containsKey(podUid)) {
       return;
@@ -107,40 +142,52 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     if (item.references.isEmpty()) {
       item.stop();
-      items.remove(key);
+      close(item.takeWatch());
+      names.remove(name);
+      if (names.isEmpty()) {
+        items.remove(namespace);
+        operations.remove(namespace);
+      }
     }
   }
 
   @Override
   public T get(String namespace, String name) {
-    WatchItem<T> item;
-    synchronized (this) {
-      item = items.get(new Key(namespace, name));
-      if (item == null) {
-        throw new NotRegisteredException(namespace, name);
-      }
-      // recorded whether or not the get succeeds, so that a slow sync does not look idle
-      item.touch(clock.instant());
-      if (!stopped) {
-        item.restartIfNeeded();
-      }
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    WatchItem<T> item = names == null ? null : names.get(name);
+    if (item == null) {
+      throw new NotRegisteredException(namespace, name);
     }
-    verifyImmutableCopy(namespace, name, item);
-    awaitSync(item);
-    Object current = item.current();
-    if (current == null) {
-      synchronized (reports) {
+    // recorded whether or not the get succeeds, so that a slow sync does not look idle
+    item.touch(now);
+    WatchItem.Snapshot<T> snapshot = item.snapshot;
+    if (snapshot != null && snapshot.servable()) {
+      return snapshot.object();
+    }
+    return slowGet(item);
+  }
+
+  /** A get that may restart, verify or wait: the object is not synced, absent, immutable or under verification. */
+  private T slowGet(WatchItem<T> item) {
+    if (!stopped) {
+      start(item);
+    }
+    verifyImmutableCopy(item);
+    T object = awaitSync(item).object();
+    if (object == null) {
+      synchronized (item.reports) {
         // a watch restarted after an idle stop lists without the object but reports no deletion; checked again
-        // here, since an add the watch delivers after this check is then told after this deletion
-        if (item.current() == null) {
-          listener.deleted(namespace, name, null);
+        // here, since an add observed after this check is then told after this deletion
+        WatchItem.Snapshot<T> current = item.snapshot;
+        if (current != null && current.object() == null) {
+          listener.deleted(item.namespace, item.name, null);
         }
       }
-      throw new ObjectNotFoundException(type.plural(), namespace, name);
+      throw new ObjectNotFoundException(type.plural(), item.namespace, item.name);
     }
-    T object = type.cast(current);
     if (type.isImmutable(object) && item.makeImmutable(object)) {
-      LOG.debug("Stopped watching {} {}/{}: the object is immutable", type, namespace, name);
+      close(item.takeWatch());
+      LOG.debug("Stopped watching {} {}/{}: the object is immutable", type, item.namespace, item.name);
     }
     return object;
   }
@@ -149,34 +196,38 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * An immutable object can be deleted and re-created under the same name (kubernetes#131589): before a newly
    * registered pod is served the kept copy, a GET checks that the object still has the copy's UID.
    */
-  private void verifyImmutableCopy(String namespace, String name, WatchItem<T> item) {
+  private void verifyImmutableCopy(WatchItem<T> item) {
     String uid = item.uidToVerify();
     if (uid == null) {
       return;
     }
-    T live = client.resources(type.type()).inNamespace(namespace).withName(name).get();
+    T live = watchClient.resources(type.type()).inNamespace(item.namespace).withName(item.name).get();
     String liveUid = live == null ? null : live.getMetadata().getUid();
-    // held across the restart, so the new watch's first add is told after this
-    synchronized (reports) {
-      boolean replaced;
-      synchronized (this) {
-        replaced = item.verified(uid, liveUid, !stopped);
-      }
-      if (replaced) {
-        LOG.debug("Watching {} {}/{} again: the immutable object was replaced or deleted", type, namespace, name);
+    synchronized (item.reports) {
+      if (item.verified(uid, liveUid)) {
+        LOG.debug("Watching {} {}/{} again: the immutable object was replaced or deleted", type, item.namespace,
+            item.name);
         // the kept object is gone; a re-created one is another object
-        listener.deleted(namespace, name, null);
+        listener.deleted(item.namespace, item.name, null);
         if (live != null) {
           listener.changed(live);
+        }
+        if (!stopped) {
+          start(item);
         }
       }
     }
   }
 
-  private void awaitSync(WatchItem<T> item) {
+  private WatchItem.Snapshot<T> awaitSync(WatchItem<T> item) {
     long deadline = System.nanoTime() + settings.syncWait().toNanos();
-    while (!item.synced()) {
-      if (System.nanoTime() - deadline >= 0) {
+    while (true) {
+      WatchItem.Snapshot<T> snapshot = item.snapshot;
+      if (snapshot != null) {
+        return snapshot;
+      }
+      // a closed store starts nothing: fail at once rather than after the wait
+      if (stopped || System.nanoTime() - deadline >= 0) {
         throw new CacheSyncException(type.plural());
       }
       try {
@@ -188,60 +239,193 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
   }
 
-  private SharedIndexInformer<T> startWatch(Key key) {
-    SharedIndexInformer<T> informer = client.resources(type.type()).inNamespace(key.namespace())
-        .withField("metadata.name", key.name()).runnableInformer(0);
-    // like the kubelet's reflector, keep retrying (with backoff) also when the first list fails
-    informer.exceptionHandler((started, error) -> {
-      LOG.debug("Watch of {} {}/{} failed, retrying: {}", type, key.namespace(), key.name(), error.getMessage());
-      return true;
-    });
-    informer.addEventHandler(new ResourceEventHandler<T>() {
-      @Override
-      public void onAdd(T object) {
-        synchronized (reports) {
-          listener.changed(object);
-        }
-      }
+  private void start(WatchItem<T> item) {
+    int run = item.start();
+    if (run != 0) {
+      starts.submit(() -> list(item, run));
+    }
+  }
 
-      @Override
-      public void onUpdate(T previous, T object) {
-        synchronized (reports) {
-          listener.changed(object);
-        }
+  private CompletableFuture<?> list(WatchItem<T> item, int run) {
+    if (!item.isRun(run)) {
+      return DONE;
+    }
+    CompletableFuture<KubernetesResourceList<T>> listed;
+    try {
+      listed = operation(item.namespace).submitList(options(item.name, null));
+    } catch (RuntimeException e) {
+      listed = CompletableFuture.failedFuture(e);
+    }
+    return listed.handle((list, error) -> {
+      if (error != null) {
+        retry(item, run, error, true);
+      } else {
+        listed(item, run, list);
       }
-
-      @Override
-      public void onDelete(T object, boolean finalStateUnknown) {
-        // a deletion seen only by a relist carries the last version the watch saw, not the deletion's
-        String version = finalStateUnknown ? null : object.getMetadata().getResourceVersion();
-        synchronized (reports) {
-          listener.deleted(key.namespace(), key.name(), version);
-        }
-      }
+      return null;
     });
-    informer.start();
-    return informer;
+  }
+
+  private void listed(WatchItem<T> item, int run, KubernetesResourceList<T> list) {
+    T object = list.getItems().isEmpty() ? null : list.getItems().get(0);
+    synchronized (item.reports) {
+      WatchItem.Snapshot<T> before = item.snapshot;
+      if (!item.observed(run, object, list.getMetadata().getResourceVersion())) {
+        return;
+      }
+      if (object != null) {
+        tell(() -> listener.changed(object));
+      } else if (before != null && before.object() != null) {
+        // a relist no longer finds what the lost watch last saw; the deletion's version is unknown
+        tell(() -> listener.deleted(item.namespace, item.name, null));
+      }
+    }
+    watch(item, run);
+  }
+
+  private void watch(WatchItem<T> item, int run) {
+    String version = item.resourceVersion();
+    if (version == null) {
+      starts.submit(() -> list(item, run));
+      return;
+    }
+    try {
+      operation(item.namespace).submitWatch(options(item.name, version), new ItemWatcher(item, run))
+          .whenComplete((watch, error) -> {
+            if (error != null) {
+              retry(item, run, error, false);
+            } else if (!item.watching(run, watch)) {
+              watch.close();
+            }
+          });
+    } catch (RuntimeException e) {
+      retry(item, run, e, false);
+    }
+  }
+
+  /** Lists or watches again after a failure of {@code run}: at once after a 410, else after a backoff. */
+  private void retry(WatchItem<T> item, int run, Throwable error, boolean relist) {
+    int failures = item.failed(run, relist);
+    if (failures < 0) {
+      return;
+    }
+    long delay = relist && failures == 0 ? 0 : backoff(failures);
+    LOG.debug("{} of {} {}/{} failed, retrying in {} ms: {}", relist ? "List" : "Watch", type, item.namespace,
+        item.name, delay, error.getMessage());
+    try {
+      timer.schedule(() -> starts.submit(() -> {
+        watch(item, run);
+        return DONE;
+      }), delay, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // the strategy is closed
+    }
+  }
+
+  private static long backoff(int failures) {
+    long base = Math.min(RETRY_MAX_MILLIS, RETRY_INITIAL_MILLIS << Math.min(failures, 10));
+    // jitter, so that a thousand watches cut at once do not come back at once
+    return base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
+  }
+
+  private ListOptions options(String name, String resourceVersion) {
+    return new ListOptionsBuilder().withFieldSelector("metadata.name=" + name).withResourceVersion(resourceVersion)
+        .withAllowWatchBookmarks(resourceVersion != null ? Boolean.TRUE : null).build();
+  }
+
+  @SuppressWarnings("unchecked")
+  private ListerWatcher<T, KubernetesResourceList<T>> operation(String namespace) {
+    return operations.computeIfAbsent(namespace,
+        n -> (ListerWatcher<T, KubernetesResourceList<T>>) watchClient.resources(type.type()).inNamespace(n));
+  }
+
+  private void tell(Runnable report) {
+    try {
+      report.run();
+    } catch (RuntimeException e) {
+      LOG.warn("The listener of the {} store failed", type, e);
+    }
+  }
+
+  private static void close(Watch watch) {
+    if (watch != null) {
+      watch.close();
+    }
+  }
+
+  /** The events of one run of an item's watch; fabric8 delivers them one at a time, in order. */
+  private final class ItemWatcher implements Watcher<T> {
+    private final WatchItem<T> item;
+    private final int run;
+
+    ItemWatcher(WatchItem<T> item, int run) {
+      this.item = item;
+      this.run = run;
+    }
+
+    @Override
+    public void eventReceived(Action action, T object) {
+      String version = object == null ? null : object.getMetadata().getResourceVersion();
+      switch (action) {
+        case ADDED, MODIFIED -> {
+          synchronized (item.reports) {
+            if (item.observed(run, object, version)) {
+              tell(() -> listener.changed(object));
+            }
+          }
+        }
+        case DELETED -> {
+          synchronized (item.reports) {
+            if (item.observed(run, null, version)) {
+              tell(() -> listener.deleted(item.namespace, item.name, version));
+            }
+          }
+        }
+        default -> item.progressed(run, version);
+      }
+    }
+
+    @Override
+    public void onClose(WatcherException cause) {
+      // 410 Gone: the version is too old, so list again; anything else resumes from the last version seen
+      retry(item, run, cause, cause.isHttpGone());
+    }
+
+    @Override
+    public void onClose() {
+      // closed by this store
+    }
   }
 
   @Override
-  public synchronized Optional<ObjectState> state(String namespace, String name) {
-    WatchItem<T> item = items.get(new Key(namespace, name));
+  public Optional<ObjectState> state(String namespace, String name) {
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    WatchItem<T> item = names == null ? null : names.get(name);
     return item == null ? Optional.empty() : Optional.of(item.state(stopped));
   }
 
-  /** Stops the watches of items that are synced and have not been read for longer than the maximum idle time. */
-  synchronized void sweep() {
-    var now = clock.instant();
-    items.forEach((key, item) -> {
-      if (item.stopIfIdle(now, settings.maxIdleTime())) {
-        LOG.debug("Stopped watching {} {}/{}: not read for {}", type, key.namespace(), key.name(),
-            settings.maxIdleTime());
-      }
-    });
+  @Override
+  public Optional<Instant> lastAccess(String namespace, String name) {
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    WatchItem<T> item = names == null ? null : names.get(name);
+    return item == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(item.lastAccess));
   }
 
-  /** Stops every watch and the sweep; registrations stay, nothing restarts. */
+  /** Stops the watches of items that are synced and have not been read for longer than the maximum idle time. */
+  void sweep() {
+    long current = clock.millis();
+    now = current;
+    long maxIdle = settings.maxIdleTime().toMillis();
+    items.values().forEach(names -> names.values().forEach(item -> {
+      if (item.stopIfIdle(current, maxIdle)) {
+        close(item.takeWatch());
+        LOG.debug("Stopped watching {} {}/{}: not read for {}", type, item.namespace, item.name,
+            settings.maxIdleTime());
+      }
+    }));
+  }
+
+  /** Stops every watch, the sweep and the access clock; registrations stay, nothing restarts. */
   @Override
   public void close() {
     Runnable closed;
@@ -250,10 +434,13 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         return;
       }
       stopped = true;
-      items.values().forEach(WatchItem::stop);
+      items.values().forEach(names -> names.values().forEach(item -> {
+        item.stop();
+        close(item.takeWatch());
+      }));
       closed = onClose;
     }
-    sweeping.cancel(false);
+    ticks.forEach(tick -> tick.cancel(false));
     closed.run();
   }
 }
