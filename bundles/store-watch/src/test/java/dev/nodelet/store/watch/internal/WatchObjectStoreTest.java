@@ -338,10 +338,14 @@ class WatchObjectStoreTest {
     store.addReference("ns", "a", "pod-1");
     assertThat(value("a")).isEqualTo("1");
     long lists = lists();
+    // the watch opens after the list that synced the item
+    await().atMost(WAIT).until(() -> watches("a") == 1);
 
     // while the watch is down, more happens than the history keeps: resuming gets 410 Gone
     server.failNext(Verb.WATCH, "configmaps", Integer.MAX_VALUE, 500);
     server.cutWatches();
+    // the cut is done on the server's event loop: wait for it, or the events below could still reach the watch
+    await().atMost(WAIT).until(() -> watches("a") == 0);
     for (int i = 0; i < 5; i++) {
       put("other" + i, "1");
     }
