@@ -45,7 +45,7 @@ public class CachedGetBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
+    client = Watched.nodeletClient(server.url());
     Fixtures.createConfigMaps(client, 0, OBJECTS);
     strategy = WatchStoreStrategy.builder(client).build();
     manager = ObjectManager.configMaps(client).build();

@@ -54,7 +54,7 @@ public class RegisterPodBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     apiServer = EmbeddedApiServer.builder().build().start();
-    client = apiServer.newClient();
+    client = Watched.nodeletClient(apiServer.url());
     Fixtures.createConfigMaps(client, 0, 10);
     strategy = WatchStoreStrategy.builder(client).build();
     manager = ObjectManager.configMaps(client).build();

@@ -1,5 +1,7 @@
 package dev.nodelet.benchmarks;
 
+import dev.nodelet.kube.internal.KubeClientFactory;
+import dev.nodelet.kube.internal.KubeSettings;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
@@ -23,14 +25,20 @@ abstract class Watched implements AutoCloseable {
 
   final KubernetesClient client;
 
-  private Watched(String url) {
-    this.client = client(url);
+  private Watched(KubernetesClient client) {
+    this.client = client;
   }
 
+  /** A client as a Java user would build one: fabric8's defaults. */
   static KubernetesClient client(String url) {
     Config config = new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(Fixtures.NAMESPACE)
         .withRequestRetryBackoffLimit(0).build();
     return new KubernetesClientBuilder().withConfig(config).build();
+  }
+
+  /** The client Nodelet runs with: the one the {@code nodelet-kube} component builds (bounded thread pools). */
+  static KubernetesClient nodeletClient(String url) {
+    return new KubeClientFactory().create(KubeSettings.builder().masterUrl(url).nodeName("bench").build());
   }
 
   /** Reads an object from the local cache. */
@@ -45,7 +53,7 @@ abstract class Watched implements AutoCloseable {
   }
 
   static Watched nodelet(String url) {
-    return new Watched(url) {
+    return new Watched(nodeletClient(url)) {
       private WatchStoreStrategy strategy;
       private SwitchableObjectManager<ConfigMap> manager;
 
@@ -78,7 +86,7 @@ abstract class Watched implements AutoCloseable {
   }
 
   static Watched informers(String url) {
-    return new Watched(url) {
+    return new Watched(client(url)) {
       private final List<SharedIndexInformer<ConfigMap>> informers = new ArrayList<>();
       private final Function<String, SharedIndexInformer<ConfigMap>> byName = name ->
           informers.get(Integer.parseInt(name.substring(3)));
