@@ -3,6 +3,7 @@ package dev.nodelet.store.watch;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.store.watch.internal.WatchClient;
 import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -19,19 +20,21 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
  * {@code metadata.name=<name>}) that starts when the first pod references it, stops when no pod does, when it has not
  * been read for the maximum idle time or when the object turns out to be immutable, and restarts on the next get.
  *
- * <p>Watches run on fabric8's asynchronous machinery; the only thread of its own is one timer for the idle sweep,
- * shared by all stores of a strategy. {@link #close()} closes every store still open and that timer.
+ * <p>Watches run on fabric8's asynchronous machinery, each on its own HTTP/1.1 connection of one client that the
+ * strategy derives from the given one (see {@link WatchClient} for why). Its threads do not grow with the number of
+ * watches: one timer (list starts, retries, the idle sweep), the client's selector and two small bounded pools.
+ * {@link #close()} closes every store still open, the timer and that client.
  */
 public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
 
-  private final KubernetesClient client;
+  private final WatchClient watchClient;
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledThreadPoolExecutor timer;
   private final Set<ObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
 
   private WatchStoreStrategy(Builder builder) {
-    this.client = builder.client;
+    this.watchClient = new WatchClient(builder.client);
     this.clock = builder.clock;
     this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval);
     this.timer = new ScheduledThreadPoolExecutor(1, r -> {
@@ -64,17 +67,19 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     if (timer.isShutdown()) {
       throw new IllegalStateException("the watch strategy is closed");
     }
-    WatchObjectStore<T> store = new WatchObjectStore<>(client, type, clock, settings, timer, listener);
+    WatchObjectStore<T> store = new WatchObjectStore<>(watchClient.client(), type, clock, settings, timer,
+        listener);
     openStores.add(store);
     store.onClose(() -> openStores.remove(store));
     return store;
   }
 
-  /** Closes every store this strategy created and still open, and stops the idle sweep timer. Idempotent. */
+  /** Closes every store this strategy created and still open, its timer and its watch client. Idempotent. */
   @Override
   public void close() {
     timer.shutdownNow();
     openStores.forEach(ObjectStore::close);
+    watchClient.close();
   }
 
   /** Options of a {@link WatchStoreStrategy}. */

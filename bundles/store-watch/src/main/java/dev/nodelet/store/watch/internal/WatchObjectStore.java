@@ -11,8 +11,6 @@ import io.fabric8.kubernetes.api.model.KubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ListOptions;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.RequestConfig;
-import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
@@ -80,7 +78,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private Runnable onClose = () -> { };
 
   /**
-   * @param client the client to watch with
+   * @param client the client to list and watch with; {@link WatchClient} builds the one the strategy uses
    * @param type the type of the objects
    * @param clock the clock of access times
    * @param settings the options
@@ -90,16 +88,12 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
       ScheduledExecutorService timer, Listener<? super T> listener) {
-    Objects.requireNonNull(client, "client");
+    this.watchClient = Objects.requireNonNull(client, "client");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.timer = Objects.requireNonNull(timer, "timer");
     this.listener = Objects.requireNonNull(listener, "listener");
-    // fabric8 would reconnect a failed watch itself, backing off to 32 s; this store retries sooner and relists on 410
-    RequestConfig requestConfig = new RequestConfigBuilder(client.getConfiguration().getRequestConfig())
-        .withWatchReconnectLimit(0).build();
-    this.watchClient = client.newClient(requestConfig).adapt(KubernetesClient.class);
     this.starts = new StartQueue(timer, CONCURRENT_LISTS);
     this.now = clock.millis();
     long sweepMillis = settings.sweepInterval().toMillis();

@@ -1,0 +1,74 @@
+package dev.nodelet.store.watch.internal;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import java.net.http.HttpClient;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The client the watch strategy lists and watches with, beside the one it is given.
+ *
+ * <p>HTTP/1.1: the API server allows 100 concurrent HTTP/2 streams per connection (kubernetes#121120), and the JDK
+ * 17 client opens no second connection when they are used up, so the 101st watch would fail for good. Over HTTP/1.1
+ * each watch has its own connection, all served by the client's one selector thread. Its pools are small and
+ * bounded, so threads do not grow with the number of watches. It does not reconnect a failed watch itself (fabric8
+ * would back off to 32 s): the store retries sooner and relists on 410 Gone.
+ */
+public final class WatchClient implements AutoCloseable {
+
+  private static final int HTTP_THREADS = 2;
+  private static final int TASK_THREADS = 4;
+
+  private final KubernetesClient client;
+  private final List<ExecutorService> pools;
+
+  /** @param of the client whose configuration (server, credentials, timeouts) to use; not closed here */
+  public WatchClient(KubernetesClient of) {
+    ExecutorService http = pool("nodelet-store-watch-http", HTTP_THREADS);
+    ExecutorService tasks = pool("nodelet-store-watch-task", TASK_THREADS);
+    this.pools = List.of(http, tasks);
+    Config config = new ConfigBuilder(of.getConfiguration()).withWatchReconnectLimit(0).withOnlyHttpWatches(true)
+        .build();
+    this.client = new KubernetesClientBuilder()
+        .withConfig(config)
+        .withHttpClientFactory(new JdkHttpClientFactory() {
+          @Override
+          protected void additionalConfig(HttpClient.Builder builder) {
+            builder.version(HttpClient.Version.HTTP_1_1).executor(http);
+          }
+        })
+        .withTaskExecutor(tasks)
+        .build();
+  }
+
+  public KubernetesClient client() {
+    return client;
+  }
+
+  private static ExecutorService pool(String prefix, int size) {
+    AtomicInteger threads = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        runnable -> {
+          Thread thread = new Thread(runnable, prefix + "-" + threads.incrementAndGet());
+          thread.setDaemon(true);
+          return thread;
+        });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /** Closes the client, its connections and its pools. */
+  @Override
+  public void close() {
+    client.close();
+    pools.forEach(ExecutorService::shutdownNow);
+  }
+}
