@@ -1,9 +1,11 @@
 package dev.nodelet.itests;
 
+import dev.nodelet.testing.apiserver.ClusterRoles;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
 import java.util.Map;
 
 /**
@@ -21,7 +23,19 @@ final class ApiServerFixture implements AutoCloseable {
   }
 
   static ApiServerFixture start() {
-    EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+    return start(EmbeddedApiServer.builder());
+  }
+
+  /**
+   * A server on which requests with {@code token} act as {@code user} and may do only what the ClusterRole
+   * {@code clusterRole} of the manifest allows; requests without a token (this fixture's own) may do anything.
+   */
+  static ApiServerFixture startLimitedTo(Path manifest, String clusterRole, String token, String user) {
+    return start(EmbeddedApiServer.builder().authorize(token, user, ClusterRoles.rules(manifest, clusterRole)));
+  }
+
+  private static ApiServerFixture start(EmbeddedApiServer.Builder builder) {
+    EmbeddedApiServer server = builder.build().start();
     try (KubernetesClient client = server.newClient()) {
       client.configMaps().inNamespace("default").resource(new ConfigMapBuilder()
           .withNewMetadata().withName(NodeletTestSupport.SEEDED_CONFIGMAP).endMetadata()
@@ -43,6 +57,22 @@ final class ApiServerFixture implements AutoCloseable {
 
   String nodeUid() {
     return nodeUid;
+  }
+
+  /** A client allowed everything; the caller closes it. */
+  KubernetesClient newClient() {
+    return server.newClient();
+  }
+
+  /** Writes a kubeconfig for this server that sends {@code token}. */
+  Path writeKubeconfig(Path file, String token) {
+    return server.writeKubeconfig(file, token);
+  }
+
+  /** Forgets the writes and denied requests so far, such as those of seeding. */
+  void clearRecords() {
+    server.clearWrites();
+    server.clearDeniedRequests();
   }
 
   @Override

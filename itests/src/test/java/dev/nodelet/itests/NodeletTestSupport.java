@@ -115,7 +115,12 @@ public abstract class NodeletTestSupport {
    * from the features file this build produced: the Felix test proves that the feature's bundle list resolves.
    */
   static Option[] felixOptions() {
-    ApiServerFixture server = startApiServer();
+    return felixOptions(ApiServerFixture.start());
+  }
+
+  /** The same with an API server the test class started itself; it is stopped after the class as well. */
+  static Option[] felixOptions(ApiServerFixture server) {
+    apiServer = server;
     Properties build = build();
     List<Option> options = new ArrayList<>();
     options.add(junitBundles());

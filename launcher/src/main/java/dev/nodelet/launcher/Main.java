@@ -13,8 +13,9 @@ import sun.misc.Signal;
 
 /**
  * Starts Nodelet: Felix with SCR, Config Admin, metatype, FileInstall on {@code etc/}, the Gogo shell and every
- * Nodelet bundle. With a kubeconfig (option or {@code KUBECONFIG}) it serves that cluster; without one it starts the
- * embedded Kubernetes API server on loopback, seeded with a demo node, and serves that.
+ * Nodelet bundle. With a kubeconfig (option or {@code KUBECONFIG}) it serves that cluster, with {@code --in-cluster}
+ * the cluster of the pod it runs in; otherwise it starts the embedded Kubernetes API server on loopback, seeded with
+ * a demo node, and serves that.
  */
 public final class Main {
 
@@ -58,7 +59,11 @@ public final class Main {
       configuration.put("dev.nodelet.kube", kube);
       Path registry = null;
       String where;
-      if (options.kubeconfig() == null) {
+      if (options.inCluster()) {
+        // nodelet-kube's automatic configuration: the pod's service account token, which fabric8 reads again
+        // when it refreshes, so a rotated token is picked up
+        where = "the cluster of this pod (service account)";
+      } else if (options.kubeconfig() == null) {
         server = EmbeddedApiServer.builder().port(options.apiPort()).build().start();
         Path kubeconfig = server.writeKubeconfig(options.workDir().resolve("kubeconfig"));
         DemoCluster.seed(server, options.nodeName());
@@ -144,7 +149,7 @@ public final class Main {
   }
 
   /** The command line; see {@link #USAGE}. */
-  record Options(Path kubeconfig, String context, String nodeName, Path etcDir, Path workDir,
+  record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
       boolean help) {
 
@@ -152,6 +157,7 @@ public final class Main {
         "usage: java -jar nodelet-launcher.jar [options]",
         "  --kubeconfig PATH   serve the cluster of this kubeconfig (default: $KUBECONFIG; without either, the",
         "                      embedded Kubernetes API server with a demo node)",
+        "  --in-cluster        serve the cluster this pod runs in, with the pod's service account",
         "  --context NAME      kubeconfig context (default: the current one)",
         "  --node NAME         this node's name (default: $NODE_NAME, else nodelet-demo on the embedded server,",
         "                      else the host name)",
@@ -163,6 +169,7 @@ public final class Main {
 
     static Options parse(String[] args, Map<String, String> env) {
       Path kubeconfig = blankToNull(env.get("KUBECONFIG")) == null ? null : Path.of(env.get("KUBECONFIG"));
+      boolean inCluster = false;
       String context = null;
       String node = blankToNull(env.get("NODE_NAME"));
       Path etc = Path.of("etc");
@@ -174,6 +181,7 @@ public final class Main {
         String arg = args[i];
         switch (arg) {
           case "--kubeconfig" -> kubeconfig = Path.of(value(args, ++i, arg));
+          case "--in-cluster" -> inCluster = true;
           case "--context" -> context = value(args, ++i, arg);
           case "--node" -> node = value(args, ++i, arg);
           case "--etc" -> etc = Path.of(value(args, ++i, arg));
@@ -184,11 +192,16 @@ public final class Main {
           default -> throw new IllegalArgumentException("unknown option: " + arg);
         }
       }
+      // fabric8's automatic configuration would prefer a kubeconfig to the service account
+      if (inCluster && kubeconfig != null) {
+        throw new IllegalArgumentException(
+            "--in-cluster cannot be used with a kubeconfig (--kubeconfig or KUBECONFIG)");
+      }
       if (kubeconfig != null && !Files.isReadable(kubeconfig)) {
         throw new IllegalArgumentException("kubeconfig not readable: " + kubeconfig);
       }
       if (node == null) {
-        node = kubeconfig == null ? "nodelet-demo" : NodeletFramework.hostName();
+        node = kubeconfig == null && !inCluster ? "nodelet-demo" : NodeletFramework.hostName();
       }
       boolean temporary = work == null;
       try {
@@ -200,8 +213,8 @@ public final class Main {
         throw new IllegalArgumentException("cannot create " + (work == null ? "a work folder" : etc) + ": "
             + e.getMessage());
       }
-      return new Options(kubeconfig, context, node, etc, work, temporary, NodeletFramework.bundlesDir(), port,
-          shell, 60, help);
+      return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
+          port, shell, 60, help);
     }
 
     private static String value(String[] args, int i, String option) {

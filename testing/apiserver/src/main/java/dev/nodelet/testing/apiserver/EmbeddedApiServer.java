@@ -1,7 +1,9 @@
 package dev.nodelet.testing.apiserver;
 
 import dev.nodelet.testing.apiserver.internal.ApiServerDispatcher;
+import dev.nodelet.testing.apiserver.internal.Authorizer;
 import dev.nodelet.testing.apiserver.internal.HttpFrontEnd;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -12,7 +14,10 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -24,7 +29,7 @@ import java.util.Objects;
  *
  * <p>The state survives {@link #stop()} and {@link #start()}, which rebinds the same port, so tests can take the
  * server away and bring it back. Fault injection: {@link #failNext}, {@link #delayResponses}, {@link #cutWatches}.
- * Observation: {@link #openWatches}, {@link #writes}.
+ * Observation: {@link #openWatches}, {@link #writes}, {@link #deniedRequests}. RBAC: {@link Builder#authorize}.
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
@@ -32,7 +37,8 @@ public final class EmbeddedApiServer implements AutoCloseable {
   private final HttpFrontEnd frontEnd;
 
   private EmbeddedApiServer(Builder builder) {
-    this.dispatcher = new ApiServerDispatcher(builder.historySize, builder.bookmarkInterval);
+    this.dispatcher = new ApiServerDispatcher(builder.historySize, builder.bookmarkInterval,
+        new Authorizer(builder.subjects));
     this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port);
   }
 
@@ -78,7 +84,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
     return "http://" + frontEnd.host() + ":" + port();
   }
 
-  /** A client configuration for this server that ignores any kubeconfig of the environment. */
+  /** A client configuration for this server that ignores any kubeconfig of the environment; sends no token. */
   public Config clientConfig() {
     return new ConfigBuilder(Config.empty())
         .withMasterUrl(url())
@@ -87,13 +93,32 @@ public final class EmbeddedApiServer implements AutoCloseable {
         .build();
   }
 
-  /** A new client for this server; the caller closes it. */
+  /** The same, sending {@code token} as its bearer token (see {@link Builder#authorize}). */
+  public Config clientConfig(String token) {
+    return new ConfigBuilder(clientConfig()).withOauthToken(requireToken(token)).build();
+  }
+
+  /** A new client for this server, allowed everything; the caller closes it. */
   public KubernetesClient newClient() {
     return new KubernetesClientBuilder().withConfig(clientConfig()).build();
   }
 
+  /** A new client for this server that sends {@code token}; the caller closes it. */
+  public KubernetesClient newClient(String token) {
+    return new KubernetesClientBuilder().withConfig(clientConfig(token)).build();
+  }
+
   /** Writes a kubeconfig that points at this server, so kubectl or another process can reach it. */
   public Path writeKubeconfig(Path file) {
+    return writeKubeconfigWithUser(file, "{}");
+  }
+
+  /** Writes a kubeconfig that points at this server and sends {@code token}. */
+  public Path writeKubeconfig(Path file, String token) {
+    return writeKubeconfigWithUser(file, "{token: \"" + requireToken(token) + "\"}");
+  }
+
+  private Path writeKubeconfigWithUser(Path file, String user) {
     String yaml = String.join("\n",
         "apiVersion: v1",
         "kind: Config",
@@ -103,7 +128,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
         "    server: " + url(),
         "users:",
         "- name: nodelet-embedded",
-        "  user: {}",
+        "  user: " + user,
         "contexts:",
         "- name: nodelet-embedded",
         "  context:",
@@ -172,12 +197,29 @@ public final class EmbeddedApiServer implements AutoCloseable {
     dispatcher.clearWrites();
   }
 
+  /** Every request refused with 401 or 403 since the start or the last {@link #clearDeniedRequests()}, in order. */
+  public List<DeniedRequest> deniedRequests() {
+    return dispatcher.authorizer().denied();
+  }
+
+  public void clearDeniedRequests() {
+    dispatcher.authorizer().clearDenied();
+  }
+
+  private static String requireToken(String token) {
+    if (token == null || token.isEmpty() || !token.chars().allMatch(c -> c > ' ' && c < 127 && c != '"')) {
+      throw new IllegalArgumentException("a token must be non-empty printable ASCII without spaces or quotes");
+    }
+    return token;
+  }
+
   /** Configuration of an {@link EmbeddedApiServer}. */
   public static final class Builder {
     private InetAddress address = InetAddress.getLoopbackAddress();
     private int port;
     private int historySize = 10_000;
     private Duration bookmarkInterval = Duration.ofSeconds(60);
+    private final Map<String, Authorizer.Subject> subjects = new LinkedHashMap<>();
 
     private Builder() {
     }
@@ -212,6 +254,21 @@ public final class EmbeddedApiServer implements AutoCloseable {
         throw new IllegalArgumentException("bookmarkInterval must be positive, was " + bookmarkInterval);
       }
       this.bookmarkInterval = bookmarkInterval;
+      return this;
+    }
+
+    /**
+     * Requests that carry {@code Authorization: Bearer <token>} act as {@code user} and may do what {@code rules}
+     * allow (RBAC rules, e.g. a ClusterRole's, see {@link ClusterRoles}); anything else is answered
+     * {@code 403 Forbidden} as the API server does, and recorded in {@link #deniedRequests()}. Once a token is
+     * registered, a request with any other token gets {@code 401 Unauthorized}; requests without a token are still
+     * allowed everything.
+     */
+    public Builder authorize(String token, String user, Collection<PolicyRule> rules) {
+      if (user == null || user.isBlank()) {
+        throw new IllegalArgumentException("user must not be blank");
+      }
+      subjects.put(requireToken(token), new Authorizer.Subject(user, List.copyOf(rules)));
       return this;
     }
 

@@ -1,6 +1,9 @@
 package dev.nodelet.testing.apiserver;
 
-/** The Kubernetes API verbs, as the server classifies requests for fault injection and the write record. */
+/**
+ * The Kubernetes API verbs, as the server classifies requests for fault injection, authorization and the write
+ * record.
+ */
 public enum Verb {
   GET, LIST, WATCH, CREATE, UPDATE, PATCH, DELETE, DELETECOLLECTION;
 

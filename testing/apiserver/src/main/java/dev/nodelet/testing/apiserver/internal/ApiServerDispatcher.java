@@ -66,13 +66,19 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final Map<String, String> kinds = new ConcurrentHashMap<>(KNOWN_KINDS);
   private final KubernetesAttributesExtractor extractor = new KubernetesAttributesExtractor();
   private final Faults faults = new Faults();
+  private final Authorizer authorizer;
   private final List<RecordedWrite> writes = new CopyOnWriteArrayList<>();
   private final Map<String, java.util.concurrent.atomic.LongAdder> requests = new ConcurrentHashMap<>();
   private volatile ScheduledExecutorService timer;
 
-  public ApiServerDispatcher(int historySize, Duration bookmarkInterval) {
+  public ApiServerDispatcher(int historySize, Duration bookmarkInterval, Authorizer authorizer) {
     this.historySize = historySize;
     this.bookmarkInterval = bookmarkInterval;
+    this.authorizer = authorizer;
+  }
+
+  public Authorizer authorizer() {
+    return authorizer;
   }
 
   public Faults faults() {
@@ -136,15 +142,19 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     RequestInfo info = RequestInfo.of(request);
     requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
         .increment();
-    OptionalInt injected = faults.take(info.verb(), info.resource());
-    MockResponse response;
-    if (injected.isPresent()) {
-      response = Status.response(injected.getAsInt(), "injected failure of " + info.verb() + " " + info.resource());
-    } else {
-      try {
-        response = route(request, info);
-      } catch (IllegalArgumentException e) {
-        response = Status.response(400, e.getMessage());
+    // as in the API server, authentication and authorization come before anything else
+    MockResponse response = authorizer.check(request);
+    if (response == null) {
+      OptionalInt injected = faults.take(info.verb(), info.resource());
+      if (injected.isPresent()) {
+        response = Status.response(injected.getAsInt(), "injected failure of " + info.verb() + " "
+            + info.resource());
+      } else {
+        try {
+          response = route(request, info);
+        } catch (IllegalArgumentException e) {
+          response = Status.response(400, e.getMessage());
+        }
       }
     }
     if (info.verb().isWrite()) {
@@ -159,18 +169,27 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   }
 
   /**
-   * The open watches as JSON ({@code {"count":N}}), for tests whose code runs in another process, such as a forked
-   * OSGi framework: {@code GET /nodelet-testing/watches?resource=configmaps[&fieldSelector=...]}.
+   * Observations as JSON, for tests whose code runs in another process, such as a forked OSGi framework:
+   * {@code GET /nodelet-testing/watches?resource=configmaps[&fieldSelector=...]} gives the open watches
+   * ({@code {"count":N}}), {@code /nodelet-testing/writes} the recorded writes and {@code /nodelet-testing/denied}
+   * the denied requests (arrays of the records' fields). No token is needed: this is the test's view, not the API.
    */
   private MockResponse observe(RecordedRequest request) {
     io.fabric8.mockwebserver.http.HttpUrl url = io.fabric8.mockwebserver.http.HttpUrl.parse("http://localhost"
         + request.getPath());
+    String what = url.uri().getRawPath().substring(OBSERVE_PATH.length());
     String resource = url.queryParameter("resource");
-    if (!request.getPath().startsWith(OBSERVE_PATH + "watches") || resource == null) {
+    String body;
+    if (what.equals("watches") && resource != null) {
+      body = "{\"count\":" + openWatches(resource, url.queryParameter("fieldSelector")) + "}";
+    } else if (what.equals("writes")) {
+      body = Serialization.asJson(writes());
+    } else if (what.equals("denied")) {
+      body = Serialization.asJson(authorizer.denied());
+    } else {
       return Status.response(404, "unknown observation: " + request.getPath());
     }
-    return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
-        .setBody("{\"count\":" + openWatches(resource, url.queryParameter("fieldSelector")) + "}");
+    return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json").setBody(body);
   }
 
   private MockResponse route(RecordedRequest request, RequestInfo info) {

@@ -27,6 +27,22 @@ final class Status {
         .setBody(json(code, message));
   }
 
+  /** A 403 as the API server's authorization filter answers it, with the group, resource and name as details. */
+  static MockResponse forbidden(String group, String resource, String name, String message) {
+    return new MockResponse()
+        .setResponseCode(403)
+        .setHeader("Content-Type", "application/json")
+        .setBody(Serialization.asJson(new StatusBuilder()
+            .withStatus("Failure")
+            .withCode(403)
+            .withReason(reason(403))
+            .withMessage(message)
+            .withNewDetails().withGroup(group).withKind(resource).withName(name.isEmpty() ? null : name)
+            .endDetails()
+            .withNewMetadata().endMetadata()
+            .build()));
+  }
+
   static String reason(int code) {
     return switch (code) {
       case 400 -> "BadRequest";

@@ -1,0 +1,52 @@
+package dev.nodelet.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line, in particular {@code --in-cluster} as the DaemonSet of docs/deploy runs the launcher. */
+class OptionsTest {
+
+  @TempDir
+  Path dir;
+
+  private Main.Options parse(Map<String, String> env, String... args) {
+    String[] all = new String[args.length + 4];
+    all[0] = "--etc";
+    all[1] = dir.resolve("etc").toString();
+    all[2] = "--work";
+    all[3] = dir.resolve("work").toString();
+    System.arraycopy(args, 0, all, 4, args.length);
+    return Main.Options.parse(all, env);
+  }
+
+  @Test
+  void inClusterTakesTheNodeFromNodeName() {
+    Main.Options options = parse(Map.of("NODE_NAME", "worker-1"), "--in-cluster");
+    assertThat(options.inCluster()).isTrue();
+    assertThat(options.kubeconfig()).isNull();
+    assertThat(options.nodeName()).isEqualTo("worker-1");
+  }
+
+  @Test
+  void inClusterRefusesAKubeconfig() throws Exception {
+    Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), "apiVersion: v1\nkind: Config\n");
+    assertThatThrownBy(() -> parse(Map.of(), "--in-cluster", "--kubeconfig", kubeconfig.toString()))
+        .hasMessageContaining("--in-cluster cannot be used with a kubeconfig");
+    assertThatThrownBy(() -> parse(Map.of("KUBECONFIG", kubeconfig.toString()), "--in-cluster"))
+        .hasMessageContaining("--in-cluster cannot be used with a kubeconfig");
+  }
+
+  @Test
+  void withoutEitherTheEmbeddedDemoIsServed() {
+    Main.Options options = parse(Map.of());
+    assertThat(options.inCluster()).isFalse();
+    assertThat(options.kubeconfig()).isNull();
+    assertThat(options.nodeName()).isEqualTo("nodelet-demo");
+  }
+}
