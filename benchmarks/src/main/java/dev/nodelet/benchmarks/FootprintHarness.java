@@ -65,7 +65,7 @@ final class FootprintHarness {
 
   static Result measure(String url, int count, Function<String, Watched> kind, boolean smoke) {
     try (Watched watched = kind.apply(url)) {
-      watched.client.configMaps().withName(Fixtures.name(0)).get(); // the client's own threads and classes
+      watched.client.configMaps().inNamespace(Fixtures.NAMESPACE).withName(Fixtures.name(0)).get(); // the client's own threads and classes
       long before = usedHeap();
       int threadsBefore = liveThreads();
       watched.watch(count);
