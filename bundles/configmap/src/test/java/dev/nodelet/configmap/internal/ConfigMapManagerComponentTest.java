@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -119,6 +120,7 @@ class ConfigMapManagerComponentTest {
     component.registerPod(pod("p", "u1"));
     component.addStrategy(watch, properties("watch", 1));
     AtomicBoolean running = new AtomicBoolean(true);
+    CountDownLatch started = new CountDownLatch(2);
     ExecutorService getters = Executors.newFixedThreadPool(2);
     try {
       List<Future<Integer>> results = new ArrayList<>();
@@ -128,10 +130,13 @@ class ConfigMapManagerComponentTest {
           while (running.get()) {
             assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
             gets++;
+            started.countDown();
           }
           return gets;
         }));
       }
+      // the swaps below must overlap the gets: on a loaded machine they could otherwise be over before one started
+      assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
       for (int i = 0; i < 5; i++) {
         component.addStrategy(ttl, properties("ttl", 10 + i));
         component.removeStrategy(watch, properties("watch", 1));
