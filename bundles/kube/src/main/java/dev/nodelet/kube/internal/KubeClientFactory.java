@@ -19,6 +19,9 @@ public final class KubeClientFactory {
   /** Prefix of the names of the client's task threads, so that a leaked one is recognisable. */
   public static final String THREAD_NAME_PREFIX = "nodelet-kube-";
 
+  /** The name under which fabric8's builders add {@code io.fabric8.kubernetes.client.http.HttpLoggingInterceptor}. */
+  static final String HTTP_LOGGING_INTERCEPTOR = "HttpLogging";
+
   private final AtomicInteger clients = new AtomicInteger();
 
   /**
@@ -61,6 +64,9 @@ public final class KubeClientFactory {
         .withConfig(clientConfig(settings))
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
         .withHttpClientFactory(new JdkHttpClientFactory())
+        // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
+        // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
+        .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
         .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.incrementAndGet()))
         .build();
   }
