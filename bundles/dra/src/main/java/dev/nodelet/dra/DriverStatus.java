@@ -30,7 +30,9 @@ public record DriverStatus(String driverName, State state, Optional<Instant> las
     BACKING_OFF,
     /**
      * The driver is registered but its stream ended (cleanly or with a non-retryable error): its last snapshot
-     * stays published until the driver service is registered again or goes away.
+     * stays published until the driver service is registered again or goes away. A driver service whose name is
+     * not a valid driver name is shown in this state too, with the reason as its last error: it is never
+     * monitored and nothing of it is published.
      */
     STOPPED,
     /**

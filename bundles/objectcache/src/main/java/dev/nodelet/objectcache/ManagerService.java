@@ -10,8 +10,9 @@ import org.osgi.annotation.versioning.ProviderType;
 /**
  * The shared part of a component that publishes a manager as a service (the ConfigMap and Secret managers): it
  * forwards {@link ObjectManager} to a {@link SwitchableObjectManager} and binds store strategies to it. The
- * Declarative Services annotations (activation, the {@code strategy} reference and its bind methods calling
- * {@link #bindStrategy} and {@link #unbindStrategy}) stay on the concrete component class.
+ * Declarative Services annotations (activation, the {@code strategy} reference and its bind, updated and unbind
+ * methods calling {@link #bindStrategy}, {@link #updateStrategy} and {@link #unbindStrategy}) stay on the concrete
+ * component class.
  *
  * @param <T> the object type
  */
@@ -35,6 +36,16 @@ public abstract class ManagerService<T extends HasMetadata> implements ObjectMan
   /** To be called by the component's unbind method of its {@code strategy} reference. */
   protected final void unbindStrategy(StoreStrategy strategy, Map<String, ?> properties) {
     strategies.unbind(strategy, properties);
+  }
+
+  /**
+   * To be called by the component's updated method of its {@code strategy} reference: a strategy service whose
+   * properties changed (a new configuration of its component) is taken afresh.
+   *
+   * @since 1.4
+   */
+  protected final void updateStrategy(StoreStrategy strategy, Map<String, ?> properties) {
+    strategies.update(strategy, properties);
   }
 
   /** Closes the manager: to be called when the component deactivates. */

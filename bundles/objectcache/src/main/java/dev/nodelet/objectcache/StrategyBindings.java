@@ -32,6 +32,7 @@ public final class StrategyBindings {
   // guarded by this
   private final List<Bound> bound = new ArrayList<>();
   private Bound inUse;
+  private boolean fresh;
 
   /** @param manager the manager to feed; starts on whatever strategy it uses */
   public StrategyBindings(SwitchableObjectManager<?> manager) {
@@ -61,9 +62,34 @@ public final class StrategyBindings {
     choose();
   }
 
+  /**
+   * The service properties of a bound strategy service changed, e.g. because its component took a new
+   * configuration: the bindings are ordered again, and if it is the strategy in use the manager moves to a fresh
+   * store of it, so that stores built before the change (with the old settings) are retired. For the updated
+   * method of the reference.
+   *
+   * @param strategy the service
+   * @param properties its new service properties
+   * @since 1.4
+   */
+  public synchronized void update(StoreStrategy strategy, Map<String, ?> properties) {
+    long id = id(properties);
+    if (!bound.removeIf(b -> b.id() == id)) {
+      return;
+    }
+    bound.add(new Bound(strategy, name(properties), ranking(properties), id));
+    if (inUse != null && inUse.id() == id) {
+      inUse = null; // whatever is best now, the manager takes a fresh store of it
+      fresh = true;
+    }
+    choose();
+  }
+
   private void choose() {
     Optional<Bound> best = bound.stream().min(BEST_FIRST);
-    if (best.equals(Optional.ofNullable(inUse))) {
+    boolean refresh = fresh;
+    fresh = false;
+    if (!refresh && best.equals(Optional.ofNullable(inUse))) {
       return;
     }
     if (best.isEmpty()) {

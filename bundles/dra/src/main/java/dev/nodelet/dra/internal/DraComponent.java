@@ -6,21 +6,30 @@ import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The DRA node controller as a DS component: every {@link DraDriver} service is monitored while it is registered
- * (dynamic, greedy, any number). A configuration change re-activates the component; the start-up grace period keeps
- * the published slices across that. The component is the {@link DraStatus} service too, for the shell commands.
+ * (dynamic, greedy, any number). A new configuration does not re-activate the component: a valid one replaces the
+ * controller with one of the new options (the registered drivers move to it; the start-up grace period keeps the
+ * published slices across the change), an invalid one is refused with an error naming the key and the last good one
+ * stays. An invalid configuration at activation fails the activation. The component is the {@link DraStatus}
+ * service too, for the shell commands.
  */
 @Component(service = DraStatus.class, configurationPid = DraComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
@@ -29,29 +38,89 @@ public final class DraComponent implements DraStatus {
 
   public static final String PID = "dev.nodelet.dra";
 
-  private final NodeResourcesController controller;
+  private static final Logger LOG = LoggerFactory.getLogger(DraComponent.class);
 
+  private final KubernetesClient client;
+  private final NodeIdentity identity;
+  private final Object lock = new Object();
+  private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
+  private volatile ControllerOptions options; // written under lock
+  private volatile NodeResourcesController controller; // written under lock
+
+  /**
+   * @throws IllegalArgumentException if the configuration is invalid, naming the key
+   */
   @Activate
   public DraComponent(
       @Reference(name = "kubernetesClient", target = "(" + NodeIdentity.NODE_NAME_PROPERTY + "=*)")
       KubernetesClient client,
       @Reference(name = "nodeIdentity") NodeIdentity identity,
       DraConfiguration config) {
-    controller = NodeResourcesController.builder(client, identity.nodeName())
+    this.client = client;
+    this.identity = identity;
+    try {
+      this.options = ControllerOptions.from(config);
+    } catch (IllegalArgumentException e) {
+      LOG.error("Configuration {} is invalid, the DRA node controller does not start: {}", PID, e.getMessage());
+      throw e;
+    }
+    NodeResourcesController first = build(options);
+    first.start();
+    this.controller = first;
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  @Modified
+  void modified(DraConfiguration config) {
+    ControllerOptions next;
+    try {
+      next = ControllerOptions.from(config);
+    } catch (IllegalArgumentException e) {
+      LOG.error("Configuration {} refused, the DRA node controller keeps its last good configuration: {}", PID,
+          e.getMessage());
+      return;
+    }
+    synchronized (lock) {
+      if (next.equals(options)) {
+        return;
+      }
+      // one controller at a time writes this node's slices: the old one stops before the new one starts
+      controller.close();
+      NodeResourcesController replacement = build(next);
+      replacement.start();
+      drivers.forEach(replacement::addDriver);
+      controller = replacement;
+      options = next;
+    }
+    LOG.info("DRA node controller reconfigured ({})", next);
+  }
+
+  private NodeResourcesController build(ControllerOptions with) {
+    return NodeResourcesController.builder(client, identity.nodeName())
         .nodeUid(identity::nodeUid)
-        .options(ControllerOptions.from(config))
+        .options(with)
         .build();
-    controller.start();
+  }
+
+  /** The options in force, for tests. */
+  ControllerOptions options() {
+    return options;
   }
 
   @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
       policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
   void addDriver(DraDriver driver) {
-    controller.addDriver(driver);
+    synchronized (lock) {
+      drivers.add(driver);
+      controller.addDriver(driver);
+    }
   }
 
   void removeDriver(DraDriver driver) {
-    controller.removeDriver(driver);
+    synchronized (lock) {
+      drivers.remove(driver);
+      controller.removeDriver(driver);
+    }
   }
 
   @Override
@@ -71,6 +140,9 @@ public final class DraComponent implements DraStatus {
 
   @Deactivate
   void deactivate() {
-    controller.close();
+    synchronized (lock) {
+      controller.close();
+      drivers.clear();
+    }
   }
 }

@@ -6,7 +6,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 /** The configuration of PID {@code dev.nodelet.dra}; {@code _} in a method name is {@code .} in the key. */
 @ObjectClassDefinition(
     name = "Nodelet DRA node controller",
-    description = "Publishes the devices of DRA drivers as resource.k8s.io/v1 ResourceSlices of this node.")
+    description = "Publishes the devices of DRA drivers as resource.k8s.io/v1 ResourceSlices of this node. Durations"
+        + " are at most 30 days; a change with a value out of range is refused and the last good configuration"
+        + " stays in force.")
 public @interface DraConfiguration {
 
   @AttributeDefinition(name = "Grace period (s)", min = "0",

@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -62,6 +63,8 @@ public final class NodeResourcesController implements AutoCloseable {
   private final Map<String, Active> active = new HashMap<>(); // guarded by lock
   private final Map<String, Leaving> leaving = new HashMap<>(); // guarded by lock
   private final Map<String, String> errors = new HashMap<>(); // guarded by lock
+  /** Driver services refused for their name, shown in the status until they go away. */
+  private final Map<DraDriver, Rejected> rejected = new IdentityHashMap<>(); // guarded by lock
   private boolean closed; // guarded by lock
   private long startupDeadline; // guarded by lock
   private Scheduler.Task startupTimer; // guarded by lock
@@ -78,6 +81,10 @@ public final class NodeResourcesController implements AutoCloseable {
     Active(DriverMonitor monitor) {
       this.monitor = monitor;
     }
+  }
+
+  /** A driver service whose name the API would not accept; it is never monitored. */
+  private record Rejected(String name, String error) {
   }
 
   /** A driver that went away: its slices stay until the deadline, when the timer enqueues it. */
@@ -132,12 +139,19 @@ public final class NodeResourcesController implements AutoCloseable {
 
   /** A driver service appeared: it replaces an earlier registration of the same name and is monitored. */
   public void addDriver(DraDriver driver) {
-    String name;
+    String name = null;
     try {
       name = driver.driverName();
       DriverDataValidator.validateDriverName(name);
-    } catch (InvalidDriverDataException e) {
-      LOG.error("DRA driver service {} rejected: {}", driver, e.getMessage());
+    } catch (RuntimeException e) {
+      String error = e instanceof InvalidDriverDataException ? e.getMessage()
+          : "the driver service failed to tell its name: " + e;
+      LOG.error("DRA driver service {} rejected: {}", driver, error);
+      synchronized (lock) {
+        if (!closed) {
+          rejected.put(driver, new Rejected(name == null || name.isEmpty() ? "<no name>" : name, error));
+        }
+      }
       return;
     }
     DriverMonitor replaced;
@@ -163,6 +177,11 @@ public final class NodeResourcesController implements AutoCloseable {
    * are deleted after the grace period unless the driver returns first.
    */
   public void removeDriver(DraDriver driver) {
+    synchronized (lock) {
+      if (rejected.remove(driver) != null) {
+        return;
+      }
+    }
     String name = driver.driverName();
     DriverMonitor stopped;
     DriverMonitor started = null;
@@ -223,6 +242,9 @@ public final class NodeResourcesController implements AutoCloseable {
       leaving.forEach((name, l) -> statuses.put(name, new DriverStatus(name, DriverStatus.State.LEAVING,
           Optional.ofNullable(l.lastSnapshot()), Optional.ofNullable(l.lastError()), Duration.ZERO,
           left(Math.max(startupDeadline, l.deadline()), now))));
+      // a refused name may equal a valid one only if the driver's answer changed: the monitored one wins
+      rejected.values().forEach(r -> statuses.putIfAbsent(r.name(), new DriverStatus(r.name(),
+          DriverStatus.State.STOPPED, Optional.empty(), Optional.of(r.error()), Duration.ZERO, Duration.ZERO)));
       for (String name : stored) {
         if (!name.isEmpty() && !statuses.containsKey(name)) {
           statuses.put(name, new DriverStatus(name, DriverStatus.State.LEAVING, Optional.empty(),
@@ -272,6 +294,7 @@ public final class NodeResourcesController implements AutoCloseable {
       active.values().forEach(a -> monitors.add(a.monitor));
       active.clear();
       registered.clear();
+      rejected.clear();
       leaving.values().forEach(l -> l.timer().cancel());
       leaving.clear();
       if (startupTimer != null) {
@@ -425,6 +448,10 @@ public final class NodeResourcesController implements AutoCloseable {
       } catch (InvalidDriverDataException e) {
         copy = null;
         error = e.getMessage();
+      } catch (RuntimeException e) {
+        // data the validator did not foresee (a broken model object, say) is rejected the same way
+        copy = null;
+        error = "driver \"" + name + "\" reported resources that cannot be read: " + e;
       }
       synchronized (lock) {
         Active current = active.get(name);

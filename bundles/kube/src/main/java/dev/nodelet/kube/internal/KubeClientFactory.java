@@ -27,6 +27,8 @@ public final class KubeClientFactory {
   static final int HTTP_THREADS = 4;
   /** Threads of fabric8's tasks: watch and informer events, each watch's in order. */
   static final int TASK_THREADS = 8;
+  /** The name under which fabric8's builders add {@code io.fabric8.kubernetes.client.http.HttpLoggingInterceptor}. */
+  static final String HTTP_LOGGING_INTERCEPTOR = "HttpLogging";
 
   private final AtomicInteger clients = new AtomicInteger();
 
@@ -71,6 +73,9 @@ public final class KubeClientFactory {
         .withConfig(clientConfig(settings))
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
         .withHttpClientFactory(new BoundedJdkHttpClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http"))
+        // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
+        // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
+        .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
         .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.get()))
         .build();
   }

@@ -7,6 +7,8 @@ import java.net.UnknownHostException;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
@@ -14,6 +16,7 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * Registers the {@link KubernetesClient} and {@link NodeIdentity} services for configuration {@value #PID}.
  *
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
- * registers nothing at all. Every configuration change re-activates the component with a new client.
+ * registers nothing at all. A valid configuration change replaces the client (and the services); an invalid one is
+ * refused with an error naming the key, and the client of the last good configuration stays registered, so nothing
+ * that depends on it restarts.
  */
 // the services are registered from code, so bnd cannot see them: declare them for resolvers such as Karaf's
 @Capability(namespace = "osgi.service",
@@ -37,38 +42,102 @@ public final class KubeComponent {
 
   private static final Logger LOG = LoggerFactory.getLogger(KubeComponent.class);
 
-  private final Optional<Connection> connection;
+  /** Registers a client and its node identity as services; returns what unregisters them. */
+  interface Publisher {
+    Runnable publish(KubernetesClient client, NodeIdentity identity, String nodeName);
+  }
+
+  private final Publisher publisher;
+  private final UnaryOperator<String> environment;
+  private final Supplier<String> hostName;
+  private final KubeClientFactory factory = new KubeClientFactory();
+  private Optional<Connection> connection; // guarded by this
 
   @Activate
   public KubeComponent(BundleContext context, KubeConfiguration config) {
-    this.connection = connect(context, config);
+    this(contextPublisher(context), System::getenv, KubeComponent::hostName, config);
+  }
+
+  /** For tests and plain Java: where the services go, and the environment the node name may come from. */
+  KubeComponent(Publisher publisher, UnaryOperator<String> environment, Supplier<String> hostName,
+      KubeConfiguration config) {
+    this.publisher = publisher;
+    this.environment = environment;
+    this.hostName = hostName;
+    Optional<Prepared> prepared;
+    try {
+      prepared = Optional.of(prepare(config));
+    } catch (InvalidSettingException e) {
+      LOG.error("Configuration {} is invalid, no KubernetesClient is registered: {}", PID, e.getMessage());
+      prepared = Optional.empty();
+    }
+    synchronized (this) {
+      connection = prepared.map(this::connect);
+    }
+  }
+
+  /**
+   * A valid configuration replaces the client; an invalid one is refused and the client in service stays (or, if
+   * there is none, none is registered). Never throws.
+   */
+  @Modified
+  synchronized void modified(KubeConfiguration config) {
+    Prepared next;
+    try {
+      next = prepare(config);
+    } catch (InvalidSettingException e) {
+      LOG.error("Configuration {} refused, {}: {}", PID, connection.map(c -> "the client of the last good "
+          + "configuration stays registered (" + c.settings() + ")").orElse("no KubernetesClient is registered"),
+          e.getMessage());
+      return;
+    }
+    connection.ifPresent(Connection::close);
+    connection = Optional.of(connect(next));
   }
 
   @Deactivate
-  void deactivate() {
+  synchronized void deactivate() {
     connection.ifPresent(Connection::close);
+    connection = Optional.empty();
   }
 
-  private static Optional<Connection> connect(BundleContext context, KubeConfiguration config) {
-    KubeSettings settings;
-    KubernetesClient client;
-    try {
-      settings = KubeSettings.from(config, System::getenv, KubeComponent::hostName);
-      client = new KubeClientFactory().create(settings);
-    } catch (InvalidSettingException e) {
-      LOG.error("Configuration {} is invalid, no KubernetesClient is registered: {}", PID, e.getMessage());
-      return Optional.empty();
-    }
-    NodeIdentityInformer identity = new NodeIdentityInformer(client, settings.nodeName());
-    Dictionary<String, Object> properties = new Hashtable<>();
-    properties.put(NodeIdentity.NODE_NAME_PROPERTY, settings.nodeName());
-    ServiceRegistration<KubernetesClient> clientRegistration =
-        context.registerService(KubernetesClient.class, client, properties);
-    ServiceRegistration<NodeIdentity> identityRegistration =
-        context.registerService(NodeIdentity.class, identity, properties);
+  /** The settings of the registered client, if any; for tests. */
+  synchronized Optional<KubeSettings> settings() {
+    return connection.map(Connection::settings);
+  }
+
+  /** Validated settings and a client built from them, not yet registered. */
+  private record Prepared(KubeSettings settings, KubernetesClient client) {
+  }
+
+  /** @throws InvalidSettingException naming the key that is wrong; nothing is left open then */
+  private Prepared prepare(KubeConfiguration config) {
+    KubeSettings settings = KubeSettings.from(config, environment, hostName);
+    return new Prepared(settings, factory.create(settings));
+  }
+
+  private Connection connect(Prepared prepared) {
+    KubeSettings settings = prepared.settings();
+    NodeIdentityInformer identity = new NodeIdentityInformer(prepared.client(), settings.nodeName());
+    Runnable unpublish = publisher.publish(prepared.client(), identity, settings.nodeName());
     identity.start();
     LOG.info("Kubernetes client registered: {}", settings);
-    return Optional.of(new Connection(client, identity, clientRegistration, identityRegistration));
+    return new Connection(settings, prepared.client(), identity, unpublish);
+  }
+
+  private static Publisher contextPublisher(BundleContext context) {
+    return (client, identity, nodeName) -> {
+      Dictionary<String, Object> properties = new Hashtable<>();
+      properties.put(NodeIdentity.NODE_NAME_PROPERTY, nodeName);
+      ServiceRegistration<KubernetesClient> clientRegistration =
+          context.registerService(KubernetesClient.class, client, properties);
+      ServiceRegistration<NodeIdentity> identityRegistration =
+          context.registerService(NodeIdentity.class, identity, properties);
+      return () -> {
+        identityRegistration.unregister();
+        clientRegistration.unregister();
+      };
+    };
   }
 
   private static String hostName() {
@@ -79,14 +148,12 @@ public final class KubeComponent {
     }
   }
 
-  /** What one activation owns; closed in reverse order of creation so consumers never see a closed client. */
-  private record Connection(KubernetesClient client, NodeIdentityInformer identity,
-      ServiceRegistration<KubernetesClient> clientRegistration,
-      ServiceRegistration<NodeIdentity> identityRegistration) {
+  /** What one good configuration owns; closed in reverse order of creation so consumers never see a closed client. */
+  private record Connection(KubeSettings settings, KubernetesClient client, NodeIdentityInformer identity,
+      Runnable unpublish) {
 
     void close() {
-      identityRegistration.unregister();
-      clientRegistration.unregister();
+      unpublish.run();
       identity.close();
       client.close();
       LOG.info("Kubernetes client for node {} closed", identity.nodeName());

@@ -87,4 +87,33 @@ class StrategyBindingsTest {
     bindings.unbind(watch, properties("watch", 1, 0));
     assertThat(manager.strategy()).isEqualTo("get (built-in)");
   }
+
+  @Test
+  void anUpdatedStrategyInUseIsTakenAfreshAndOthersAreOrderedAgain() {
+    RecordingStrategy watch = new RecordingStrategy("watch", client, log);
+    RecordingStrategy ttl = new RecordingStrategy("ttl", client, log);
+    bindings.bind(watch, properties("watch", 10, 0));
+    bindings.bind(ttl, properties("ttl", 11, -1));
+    log.clear();
+
+    // the strategy in use took a new configuration: a fresh store of it replaces the old one
+    bindings.update(watch, properties("watch", 10, 0));
+    assertThat(manager.strategy()).isEqualTo("watch");
+    assertThat(log).containsExactly("watch create secrets", "watch close secrets");
+    log.clear();
+
+    // another one changed without becoming the best: nothing moves
+    bindings.update(ttl, properties("ttl", 11, -2));
+    assertThat(log).isEmpty();
+    // now it outranks the one in use
+    bindings.update(ttl, properties("ttl", 11, 3));
+    assertThat(manager.strategy()).isEqualTo("ttl");
+    assertThat(log).containsExactly("ttl create secrets", "watch close secrets");
+    log.clear();
+
+    // an update of a service that is not bound (a late event) changes nothing
+    bindings.update(new RecordingStrategy("stray", client, log), properties("stray", 99, 100));
+    assertThat(manager.strategy()).isEqualTo("ttl");
+    assertThat(log).isEmpty();
+  }
 }

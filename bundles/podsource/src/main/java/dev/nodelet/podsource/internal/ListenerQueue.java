@@ -106,10 +106,12 @@ final class ListenerQueue {
       } else {
         listener.unregisterPod(event.pod());
       }
-    } catch (RuntimeException e) {
-      LOG.warn("{} failed to {} pod {}/{}: {}", listener.getClass().getName(),
-          event.register() ? "register" : "unregister", event.pod().getMetadata().getNamespace(),
-          event.pod().getMetadata().getName(), e.toString());
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      // a listener's failure is its own: the other events of this batch and later ones are still delivered. A
+      // LinkageError comes from a listener whose bundle was updated under it, a StackOverflowError from one that
+      // recursed over a huge pod.
+      LOG.warn("{} failed to {} pod {}: {}", listener.getClass().getName(),
+          event.register() ? "register" : "unregister", PodKey.of(event.pod()), e.toString());
     }
   }
 }

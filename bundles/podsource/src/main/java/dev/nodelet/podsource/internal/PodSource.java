@@ -49,12 +49,38 @@ final class PodSource implements AutoCloseable {
   PodSource(KubernetesClient client, String nodeName, int threads) {
     this.client = Objects.requireNonNull(client, "client");
     this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
-    if (threads < 1) {
-      throw new IllegalArgumentException("listener.threads must be at least 1, was " + threads);
-    }
+    checkThreads(threads);
     this.executor = new ThreadPoolExecutor(threads, threads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(), threadFactory());
     executor.allowCoreThreadTimeOut(true);
+  }
+
+  /** The most listener threads a pod source runs; more would only wait on the listeners' own locks. */
+  static final int MAX_THREADS = 64;
+
+  static void checkThreads(int threads) {
+    if (threads < 1 || threads > MAX_THREADS) {
+      throw new IllegalArgumentException(threads < 1 ? "listener.threads must be at least 1, was " + threads
+          : "listener.threads must be at most " + MAX_THREADS + ", was " + threads);
+    }
+  }
+
+  /** Changes the number of listener threads; calls in progress finish on the threads they run on. */
+  synchronized void setThreads(int threads) {
+    checkThreads(threads);
+    // the core size may never exceed the maximum in between
+    if (threads > executor.getMaximumPoolSize()) {
+      executor.setMaximumPoolSize(threads);
+      executor.setCorePoolSize(threads);
+    } else {
+      executor.setCorePoolSize(threads);
+      executor.setMaximumPoolSize(threads);
+    }
+  }
+
+  /** The number of listener threads. */
+  int threads() {
+    return executor.getMaximumPoolSize();
   }
 
   private static ThreadFactory threadFactory() {

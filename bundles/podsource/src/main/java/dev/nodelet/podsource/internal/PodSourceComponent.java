@@ -6,15 +6,20 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The pod source of this node: a whiteboard of {@link PodListener} services. A new client, node identity or
- * configuration re-activates it with a fresh watch, and every listener receives the current pods again.
+ * The pod source of this node: a whiteboard of {@link PodListener} services. A new client or node identity
+ * re-activates it with a fresh watch, and every listener receives the current pods again. A new configuration is
+ * applied in place; an invalid one is refused with the key named and the last good one stays. An invalid
+ * configuration at activation fails the activation.
  */
 @Component(service = {}, immediate = true, configurationPid = PodSourceComponent.PID)
 @Designate(ocd = PodSourceConfiguration.class)
@@ -22,13 +27,56 @@ public final class PodSourceComponent {
 
   public static final String PID = "dev.nodelet.podsource";
 
+  private static final Logger LOG = LoggerFactory.getLogger(PodSourceComponent.class);
+
   private final PodSource source;
 
   @Activate
   public PodSourceComponent(@Reference KubernetesClient client, @Reference NodeIdentity node,
       PodSourceConfiguration config) {
-    this.source = new PodSource(client, node.nodeName(), config.listener_threads());
+    int threads;
+    try {
+      threads = threads(config);
+    } catch (IllegalArgumentException e) {
+      LOG.error("Configuration {} is invalid, the pod source does not start: {}", PID, e.getMessage());
+      throw e;
+    }
+    this.source = new PodSource(client, node.nodeName(), threads);
     source.start();
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  @Modified
+  void modified(PodSourceConfiguration config) {
+    int threads;
+    try {
+      threads = threads(config);
+    } catch (IllegalArgumentException e) {
+      LOG.error("Configuration {} refused, the pod source keeps its last good configuration (listener.threads={}): "
+          + "{}", PID, source.threads(), e.getMessage());
+      return;
+    }
+    if (threads != source.threads()) {
+      source.setThreads(threads);
+      LOG.info("Pod source reconfigured: listener.threads={}", threads);
+    }
+  }
+
+  /** The number of listener threads, for tests. */
+  int threads() {
+    return source.threads();
+  }
+
+  private static int threads(PodSourceConfiguration config) {
+    int threads;
+    try {
+      threads = config.listener_threads();
+    } catch (RuntimeException e) {
+      // DS and the converter fail on the first read of a value they cannot convert
+      throw new IllegalArgumentException("listener.threads: not a whole number (" + e.getMessage() + ")");
+    }
+    PodSource.checkThreads(threads);
+    return threads;
   }
 
   @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

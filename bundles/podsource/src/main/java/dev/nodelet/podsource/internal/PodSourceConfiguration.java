@@ -10,6 +10,7 @@ public @interface PodSourceConfiguration {
 
   @AttributeDefinition(name = "Listener threads",
       description = "Threads that call the PodListener services; each listener is called by one thread at a time, "
-          + "so up to this many minus one slow listeners cannot hold up the others. Idle threads end.", min = "1")
+          + "so up to this many minus one slow listeners cannot hold up the others. Idle threads end. 1 to 64.",
+      min = "1", max = "64")
   int listener_threads() default 2;
 }

@@ -42,18 +42,29 @@ public final class SecretManagerComponent extends ManagerService<Secret> impleme
   public SecretManagerComponent(@Reference KubernetesClient client, SecretManagerConfiguration config) {
     super(ObjectManager.secrets(client).build());
     LOG.info("Secret manager active: strategy {}", config.strategy_target());
+    StrategyTarget.check(PID, config.strategy_target());
   }
 
-  /** SCR re-binds the strategy reference itself when {@code strategy.target} changes. */
+  /**
+   * SCR re-binds the strategy reference itself when {@code strategy.target} changes, without re-activating: no
+   * registration is lost, whatever the new value.
+   */
   @Modified
   void modified(SecretManagerConfiguration config) {
     LOG.info("Secret manager reconfigured: strategy {}", config.strategy_target());
+    StrategyTarget.check(PID, config.strategy_target());
   }
 
   @Reference(name = "strategy", service = StoreStrategy.class, cardinality = ReferenceCardinality.MULTIPLE,
-      policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, target = DEFAULT_STRATEGY)
+      policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, target = DEFAULT_STRATEGY,
+      updated = "updatedStrategy")
   void addStrategy(StoreStrategy strategy, Map<String, Object> properties) {
     bindStrategy(strategy, properties);
+  }
+
+  /** A strategy took a new configuration: its stores built before are replaced by fresh ones. */
+  void updatedStrategy(StoreStrategy strategy, Map<String, Object> properties) {
+    updateStrategy(strategy, properties);
   }
 
   void removeStrategy(StoreStrategy strategy, Map<String, Object> properties) {

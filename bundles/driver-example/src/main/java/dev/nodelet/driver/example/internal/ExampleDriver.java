@@ -21,13 +21,17 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A DRA driver whose one pool of identical devices comes from a factory configuration of {@value #PID}.
  *
- * <p>A change of the configuration sends a new snapshot to every open subscription. The driver name is part of the
- * service's identity, so a changed {@code driver.name} is refused in {@link #modified}: SCR then logs the error;
- * delete the configuration and create a new one to rename a driver.
+ * <p>A change of the configuration sends a new snapshot to every open subscription. A change that cannot be used
+ * (a value out of range, a malformed entry, a new {@code driver.name}: the name is part of the service's identity)
+ * is refused with an error naming the key, and the last good snapshot stays published; delete the configuration and
+ * create a new one to rename a driver. An invalid configuration at activation fails the activation. Names the API
+ * would refuse (a pool name, say) are the controller's to reject: it reports them in the driver's status.
  */
 @Component(configurationPid = ExampleDriver.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
     service = DraDriver.class)
@@ -36,6 +40,10 @@ public final class ExampleDriver implements DraDriver {
 
   public static final String PID = "dev.nodelet.driver.example";
 
+  /** Enough for any real node; far more would only fill memory. */
+  static final int MAX_DEVICES = 10_000;
+
+  private static final Logger LOG = LoggerFactory.getLogger(ExampleDriver.class);
   private static final Pattern INTEGER = Pattern.compile("-?\\d{1,18}");
   private static final Pattern VERSION = Pattern.compile("\\d+\\.\\d+\\.\\d+([-+][0-9A-Za-z.+-]*)?");
 
@@ -43,19 +51,35 @@ public final class ExampleDriver implements DraDriver {
   private final Set<SnapshotListener> listeners = new CopyOnWriteArraySet<>();
   private volatile List<Pool> pools;
 
+  /**
+   * @throws IllegalArgumentException if the configuration is invalid, naming the key
+   */
   @Activate
   public ExampleDriver(ExampleDriverConfiguration config) {
-    this.driverName = config.driver_name();
-    this.pools = pools(config);
+    try {
+      this.driverName = config.driver_name();
+      this.pools = pools(config);
+    } catch (IllegalArgumentException e) {
+      LOG.error("Configuration {} is invalid, the example driver does not start: {}", PID, e.getMessage());
+      throw e;
+    }
   }
 
+  /** Publishes a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(ExampleDriverConfiguration config) {
-    if (!driverName.equals(config.driver_name())) {
-      throw new IllegalArgumentException("driver.name cannot change from \"" + driverName + "\" to \""
-          + config.driver_name() + "\"; create a new configuration instead");
+    List<Pool> changed;
+    try {
+      if (!driverName.equals(config.driver_name())) {
+        throw new IllegalArgumentException("driver.name: cannot change from \"" + driverName + "\" to \""
+            + config.driver_name() + "\"; create a new configuration instead");
+      }
+      changed = pools(config);
+    } catch (IllegalArgumentException e) {
+      LOG.error("Configuration {} of driver {} refused, its last good snapshot stays published: {}", PID, driverName,
+          e.getMessage());
+      return;
     }
-    List<Pool> changed = pools(config);
     pools = changed;
     listeners.forEach(l -> l.onSnapshot(changed));
   }
@@ -74,27 +98,48 @@ public final class ExampleDriver implements DraDriver {
   }
 
   private static List<Pool> pools(ExampleDriverConfiguration config) {
-    if (config.device_count() < 0) {
-      throw new IllegalArgumentException("device.count must not be negative, was " + config.device_count());
+    int count;
+    try {
+      count = config.device_count();
+    } catch (RuntimeException e) {
+      // DS and the converter fail on the first read of a value they cannot convert
+      throw new IllegalArgumentException("device.count: not a whole number (" + e.getMessage() + ")");
+    }
+    if (count < 0 || count > MAX_DEVICES) {
+      throw new IllegalArgumentException("device.count: must be between 0 and " + MAX_DEVICES + ", was " + count);
+    }
+    if (config.pool() == null || config.pool().isBlank()) {
+      throw new IllegalArgumentException("pool: must not be empty");
     }
     Map<String, DeviceAttribute> attributes = new LinkedHashMap<>();
     pairs("attributes", config.attributes()).forEach((name, value) -> attributes.put(name, attribute(value)));
     Map<String, DeviceCapacity> capacity = new LinkedHashMap<>();
     pairs("capacity", config.capacity()).forEach((name, value) -> capacity.put(name,
-        new DeviceCapacity(null, new Quantity(value))));
-    List<Device> devices = IntStream.range(0, config.device_count())
+        new DeviceCapacity(null, quantity(name, value))));
+    List<Device> devices = IntStream.range(0, count)
         .mapToObj(i -> new DeviceBuilder().withName("dev-" + i).withAttributes(attributes).withCapacity(capacity)
             .build())
         .toList();
     return List.of(new Pool(config.pool(), devices));
   }
 
+  private static Quantity quantity(String name, String value) {
+    try {
+      Quantity quantity = new Quantity(value);
+      quantity.getNumericalAmount(); // parses the amount, which the constructor leaves to later
+      return quantity;
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("capacity: entry \"" + name + "=" + value + "\" is not a quantity such as "
+          + "80Gi (" + e.getMessage() + ")");
+    }
+  }
+
   private static Map<String, String> pairs(String key, String[] entries) {
     Map<String, String> pairs = new LinkedHashMap<>();
     for (String entry : entries == null ? new String[0] : entries) {
-      int eq = entry.indexOf('=');
+      int eq = entry == null ? -1 : entry.indexOf('=');
       if (eq <= 0) {
-        throw new IllegalArgumentException(key + " entry \"" + entry + "\" is not name=value");
+        throw new IllegalArgumentException(key + ": entry \"" + entry + "\" is not name=value");
       }
       pairs.put(entry.substring(0, eq).trim(), entry.substring(eq + 1).trim());
     }

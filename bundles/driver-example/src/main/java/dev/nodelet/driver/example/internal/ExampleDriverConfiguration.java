@@ -17,7 +17,7 @@ public @interface ExampleDriverConfiguration {
   @AttributeDefinition(name = "Pool", description = "The pool name: DNS subdomains separated by '/'.")
   String pool() default "example";
 
-  @AttributeDefinition(name = "Device count", min = "0",
+  @AttributeDefinition(name = "Device count", min = "0", max = "10000",
       description = "How many devices the pool has; they are named dev-0, dev-1, ...")
   int device_count() default 4;
 

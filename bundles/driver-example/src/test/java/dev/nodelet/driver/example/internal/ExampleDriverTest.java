@@ -95,14 +95,72 @@ class ExampleDriverTest {
   }
 
   @Test
-  void badValuesAreRejectedByName() {
+  void badValuesAtActivationFailItByName() {
     assertThatThrownBy(() -> new ExampleDriver(config(Map.of("device.count", -1))))
-        .hasMessageContaining("device.count must not be negative");
+        .hasMessage("device.count: must be between 0 and 10000, was -1");
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("device.count", "four"))))
+        .hasMessageStartingWith("device.count: not a whole number");
     assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", new String[] {"model"}))))
-        .hasMessageContaining("attributes entry \"model\" is not name=value");
+        .hasMessage("attributes: entry \"model\" is not name=value");
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("capacity", new String[] {"memory=lots"}))))
+        .hasMessageStartingWith("capacity: entry \"memory=lots\" is not a quantity such as 80Gi");
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("pool", " "))))
+        .hasMessage("pool: must not be empty");
+  }
+
+  @Test
+  void badChangesAreRefusedAndTheLastGoodSnapshotStays() {
     ExampleDriver driver = new ExampleDriver(config(Map.of()));
-    assertThatThrownBy(() -> driver.modified(config(Map.of("driver.name", "other.example.com"))))
-        .hasMessageContaining("driver.name cannot change");
+    List<List<Pool>> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+    driver.subscribe(new dev.nodelet.dra.SnapshotListener() {
+      @Override
+      public void onSnapshot(List<Pool> pools) {
+        received.add(pools);
+      }
+
+      @Override
+      public void onError(Throwable cause, boolean retryable) {
+      }
+
+      @Override
+      public void onCompleted() {
+      }
+    });
+    List<Pool> first = received.get(0);
+    for (Map<String, Object> bad : List.<Map<String, Object>>of(
+        Map.of("driver.name", "other.example.com"), Map.of("device.count", 1_000_000),
+        Map.of("device.count", -3), Map.of("attributes", new String[] {"=x"}),
+        Map.of("capacity", new String[] {"memory=1.5.5"}), Map.of("pool", ""))) {
+      driver.modified(config(bad));
+    }
     assertThat(driver.driverName()).isEqualTo("gpu.example.com");
+    assertThat(received).as("no snapshot for a refused change").containsExactly(first);
+
+    driver.modified(config(Map.of("device.count", 2)));
+    assertThat(received).hasSize(2);
+    assertThat(received.get(1).get(0).devices()).hasSize(2);
+  }
+
+  @Test
+  void aPoolNameTheApiRefusesIsRejectedByTheControllerAndThePublishedSliceStays() {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient()) {
+      String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
+          .build()).create().getMetadata().getUid();
+      ExampleDriver driver = new ExampleDriver(config(Map.of()));
+      try (NodeResourcesController controller = NodeResourcesController.builder(client, "node-a")
+          .nodeUid(() -> Optional.of(uid)).build()) {
+        controller.start();
+        controller.addDriver(driver);
+        await().until(() -> client.resources(ResourceSlice.class).list().getItems().size() == 1);
+        ResourceSlice published = client.resources(ResourceSlice.class).list().getItems().get(0);
+
+        driver.modified(config(Map.of("pool", "Bad_Pool", "device.count", 7)));
+        assertThat(controller.driverStatuses()).singleElement().satisfies(status -> assertThat(status.lastError())
+            .hasValueSatisfying(error -> assertThat(error).contains("pool \"Bad_Pool\": the name must be DNS "
+                + "subdomains")));
+        assertThat(client.resources(ResourceSlice.class).list().getItems()).containsExactly(published);
+      }
+    }
   }
 }

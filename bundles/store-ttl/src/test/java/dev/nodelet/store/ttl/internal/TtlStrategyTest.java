@@ -146,6 +146,6 @@ class TtlStrategyTest {
         Converters.standardConverter().convert(Map.of("default.ttl.seconds", -1, "use.node.ttl.annotation", false))
             .to(TtlStrategyConfiguration.class)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("defaultTtl must not be negative, was PT-1S");
+        .hasMessage("default.ttl.seconds: must be between 0 and 31536000 seconds, was -1");
   }
 }

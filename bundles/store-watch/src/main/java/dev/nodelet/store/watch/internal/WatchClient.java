@@ -45,6 +45,8 @@ public final class WatchClient implements AutoCloseable {
             builder.version(HttpClient.Version.HTTP_1_1).executor(http);
           }
         })
+        // fabric8 adds its HttpLoggingInterceptor when its logger is at TRACE, and that logs Secret data and tokens
+        .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("HttpLogging", null))
         .withTaskExecutor(tasks)
         .build();
   }

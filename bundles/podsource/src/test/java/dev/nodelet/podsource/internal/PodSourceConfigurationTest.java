@@ -1,0 +1,100 @@
+package dev.nodelet.podsource.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+/** The pod source's configuration: refused when invalid (the last good one stays), applied in place when valid. */
+class PodSourceConfigurationTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private PodSourceComponent component;
+  private final RecordingListener listener = new RecordingListener();
+
+  private final NodeIdentity node = new NodeIdentity() {
+    @Override
+    public String nodeName() {
+      return "node-a";
+    }
+
+    @Override
+    public Optional<String> nodeUid() {
+      return Optional.empty();
+    }
+  };
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+  }
+
+  @AfterEach
+  void stop() {
+    if (component != null) {
+      component.deactivate();
+    }
+    client.close();
+    server.close();
+  }
+
+  private static PodSourceConfiguration config(Map<String, Object> properties) {
+    return Converters.standardConverter().convert(properties).to(PodSourceConfiguration.class);
+  }
+
+  private void put(String name) {
+    client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withNamespace("ns").withName(name)
+        .addToLabels("v", "1").endMetadata().withNewSpec().withNodeName("node-a").endSpec().build()).create();
+  }
+
+  @Test
+  void anInvalidValueAtActivationFailsItNamingTheKey() {
+    assertThatThrownBy(() -> new PodSourceComponent(client, node, config(Map.of("listener.threads", 0))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
+    assertThatThrownBy(() -> new PodSourceComponent(client, node, config(Map.of("listener.threads", 1000))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at most 64, was 1000");
+    assertThatThrownBy(() -> new PodSourceComponent(client, node, config(Map.of("listener.threads", "two"))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("listener.threads: not a whole number");
+  }
+
+  @Test
+  void invalidChangesAreRefusedAndValidOnesAppliedWithoutLosingAnEvent() {
+    component = new PodSourceComponent(client, node, config(Map.of("listener.threads", 3)));
+    component.addListener(listener);
+    put("a");
+    await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
+
+    for (Object bad : List.of(0, -4, 65, "two", Long.MAX_VALUE)) {
+      component.modified(config(Map.of("listener.threads", bad)));
+      assertThat(component.threads()).as("after listener.threads=" + bad).isEqualTo(3);
+    }
+    put("b");
+    await().atMost(WAIT).until(() -> listener.calls().size() == 2);
+
+    component.modified(config(Map.of("listener.threads", 1)));
+    assertThat(component.threads()).isEqualTo(1);
+    put("c");
+    component.modified(config(Map.of("listener.threads", 8)));
+    assertThat(component.threads()).isEqualTo(8);
+    put("d");
+    await().atMost(WAIT).until(() -> listener.calls().size() == 4);
+    assertThat(listener.calls()).containsExactly("register ns/a v=1", "register ns/b v=1", "register ns/c v=1",
+        "register ns/d v=1");
+  }
+}

@@ -1,0 +1,37 @@
+package dev.nodelet.store.ttl.internal;
+
+/**
+ * A validated configuration of {@value TtlStrategyComponent#PID}.
+ *
+ * @param defaultTtlSeconds {@code default.ttl.seconds}
+ * @param useNodeAnnotation {@code use.node.ttl.annotation}
+ */
+record TtlSettings(long defaultTtlSeconds, boolean useNodeAnnotation) {
+
+  static final String DEFAULT_TTL = "default.ttl.seconds";
+  /** A year: longer makes no sense for a cache, and far longer overflows the clock arithmetic. */
+  static final long MAX_TTL_SECONDS = 365L * 24 * 60 * 60;
+
+  /**
+   * @throws IllegalArgumentException naming the key that is wrong and why
+   */
+  static TtlSettings from(TtlStrategyConfiguration config) {
+    long ttl;
+    try {
+      ttl = config.default_ttl_seconds();
+    } catch (RuntimeException e) {
+      // DS and the converter fail on the first read of a value they cannot convert
+      throw new IllegalArgumentException(DEFAULT_TTL + ": not a whole number of seconds (" + e.getMessage() + ")");
+    }
+    if (ttl < 0 || ttl > MAX_TTL_SECONDS) {
+      throw new IllegalArgumentException(DEFAULT_TTL + ": must be between 0 and " + MAX_TTL_SECONDS
+          + " seconds, was " + ttl);
+    }
+    return new TtlSettings(ttl, config.use_node_ttl_annotation());
+  }
+
+  @Override
+  public String toString() {
+    return DEFAULT_TTL + "=" + defaultTtlSeconds + ", use.node.ttl.annotation=" + useNodeAnnotation;
+  }
+}

@@ -1,0 +1,157 @@
+package dev.nodelet.store.ttl.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.StrategyBindings;
+import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+/**
+ * Configuration of the TTL strategy component: an invalid value is refused with the key named and the last good
+ * configuration stays; a valid one builds a new strategy that managers move to, and the old one closes with its
+ * last store.
+ */
+class TtlStrategyComponentTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private TtlStrategyComponent component;
+
+  private final NodeIdentity node = new NodeIdentity() {
+    @Override
+    public String nodeName() {
+      return "node-1";
+    }
+
+    @Override
+    public Optional<String> nodeUid() {
+      return Optional.empty();
+    }
+  };
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build()).create();
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+        .endMetadata().addToData("k", "1").build()).create();
+    component = new TtlStrategyComponent(client, node, config(Map.of("default.ttl.seconds", 3600)));
+  }
+
+  @AfterEach
+  void stop() {
+    component.deactivate();
+    client.close();
+    server.close();
+  }
+
+  private static TtlStrategyConfiguration config(Map<String, Object> properties) {
+    return Converters.standardConverter().convert(properties).to(TtlStrategyConfiguration.class);
+  }
+
+  private long fetches() {
+    return server.requestCount(Verb.GET, "configmaps");
+  }
+
+  /** Whether a second get right after a first one fetches again (TTL 0) or answers from the cache. */
+  private boolean refetches(ObjectStore<ConfigMap> store) {
+    store.get("ns", "a");
+    long before = fetches();
+    store.get("ns", "a");
+    return fetches() > before;
+  }
+
+  @Test
+  void invalidValuesAtActivationFailItWithTheKeyNamed() {
+    assertThatThrownBy(() -> new TtlStrategyComponent(client, node, config(Map.of("default.ttl.seconds", "soon"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("default.ttl.seconds: not a whole number of seconds");
+    assertThatThrownBy(() -> new TtlStrategyComponent(client, node,
+        config(Map.of("default.ttl.seconds", 400L * 24 * 3600))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("default.ttl.seconds: must be between 0 and 31536000 seconds, was 34560000");
+  }
+
+  @Test
+  void anInvalidChangeIsRefusedAndTheLastGoodConfigurationStays() {
+    ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+    store.addReference("ns", "a", "pod-1");
+    TtlSettings good = component.settings();
+
+    component.modified(config(Map.of("default.ttl.seconds", -5)));
+    component.modified(config(Map.of("default.ttl.seconds", "a minute")));
+    component.modified(config(Map.of("default.ttl.seconds", Long.MAX_VALUE)));
+
+    assertThat(component.settings()).isEqualTo(good);
+    assertThat(component.openStrategies()).isEqualTo(1);
+    assertThat(refetches(store)).as("the 3600 s TTL still holds").isFalse();
+    // a store made now is of the same strategy
+    ObjectStore<ConfigMap> later = component.createStore(ResourceType.CONFIG_MAPS);
+    later.addReference("ns", "a", "pod-1");
+    assertThat(refetches(later)).isFalse();
+    later.close();
+    store.close();
+    // the node watch opens asynchronously
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("nodes") == 1);
+  }
+
+  @Test
+  void aValidChangeMovesAManagerToAFreshStoreAndClosesTheOldStrategyWithItsLastStore() {
+    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(client).build()) {
+      StrategyBindings bindings = new StrategyBindings(manager);
+      Map<String, Object> properties = new HashMap<>(Map.of(StoreStrategy.PROPERTY, "ttl", "service.id", 7L,
+          "default.ttl.seconds", 3600));
+      bindings.bind(component, properties);
+      manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
+          .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
+          .endVolume().endSpec().build());
+      manager.get("ns", "a");
+      long before = fetches();
+      manager.get("ns", "a");
+      assertThat(fetches()).isEqualTo(before);
+      await().atMost(WAIT).until(() -> server.openWatches("nodes") == 1);
+
+      // what SCR does on a new configuration: the modified method, then the service's new properties
+      component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)));
+      assertThat(component.openStrategies()).as("the old one still serves the manager's store").isEqualTo(2);
+      properties.put("default.ttl.seconds", 0);
+      bindings.update(component, properties);
+
+      assertThat(component.openStrategies()).as("closed with the manager's old store").isEqualTo(1);
+      assertThat(component.settings()).isEqualTo(new TtlSettings(0, false));
+      before = fetches();
+      manager.get("ns", "a");
+      manager.get("ns", "a");
+      assertThat(fetches()).as("TTL 0 fetches on every get").isEqualTo(before + 2);
+      await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+
+      // an unchanged configuration builds nothing
+      component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)));
+      assertThat(component.openStrategies()).isEqualTo(1);
+    }
+  }
+}
