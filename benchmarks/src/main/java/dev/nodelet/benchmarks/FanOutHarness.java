@@ -8,6 +8,7 @@ import dev.nodelet.objectcache.internal.watch.WatchHubSettings;
 import dev.nodelet.objectcache.internal.watch.WatchObjects;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -17,13 +18,19 @@ import org.HdrHistogram.Histogram;
 /**
  * Measure 5: the watch fan-out ({@code WatchHub}) with 100 watchers, each consumed by its own thread, fed at 10,000
  * events/s from one thread; delivery latency is the time from an event's scheduled send time (so a feeder that falls
- * behind counts too) to its arrival at a consumer. Run without and with one extra watcher that never reads.
+ * behind counts too) to its arrival at a consumer. Run without and with one extra watcher that never reads; that one
+ * is opened when recording starts, so that the dispatch budget it uses up falls into the measured window.
+ *
+ * <p>{@code -Dnodelet.benchmarks.fanout.linger=PT0S} runs the hub without consumer linger (a consumer signalled at
+ * every wait), to compare.
  */
 final class FanOutHarness {
 
   static final int WATCHERS = 100;
   static final int RATE = 10_000;
   static final long BUDGET_NANOS = WatchHubSettings.DEFAULTS.maxDispatchBudget().toNanos();
+  /** Overrides the hub's consumer linger (an ISO-8601 duration; {@code PT0S} wakes a consumer at every wait). */
+  static final String LINGER_PROPERTY = "nodelet.benchmarks.fanout.linger";
 
   record Result(Histogram latency, long terminated, long lostActive, double achievedRate) {
     double p99Ms() {
@@ -54,7 +61,9 @@ final class FanOutHarness {
           plain.get(r).p99Ms(), plain.get(r).maxMs(), stalled.get(r).p99Ms(), stalled.get(r).maxMs());
     }
     double p99 = Stats.median(plain, Result::p99Ms);
-    double p99Stalled = Stats.median(stalled, Result::p99Ms);
+    // the stall falls into the recorded window and holds the dispatcher for the whole budget, so about 1,000 events
+    // (2 % of 5 s) wait longer than 10 ms: p99 is shown, the verdict is issue 8's "adds at most the budget to max"
+    boolean stalledClosed = stalled.stream().allMatch(r -> r.terminated == 1);
     double addedMax = Stats.median(stalled, Result::maxMs) - Stats.median(plain, Result::maxMs);
     long lost = plain.stream().mapToLong(Result::lostActive).sum() + stalled.stream().mapToLong(Result::lostActive)
         .sum();
@@ -69,14 +78,19 @@ final class FanOutHarness {
         "p99 " + Stats.medianRange(stalled, Result::p99Ms, "ms") + "; max "
             + Stats.medianRange(stalled, Result::maxMs, "ms") + "; stalled watchers closed "
             + Stats.medianRange(stalled, r -> r.terminated, "") + "; active watchers closed: " + lost,
-        "—", "p99 ≤ 10 ms; the stall adds ≤ the dispatch budget (100 ms) to the others' max",
-        Row.verdict(p99Stalled <= 10 && addedMax <= Stats.ms(BUDGET_NANOS) && lost == 0)));
+        "—", "the stall adds ≤ the dispatch budget (100 ms) to the others' max; the stalled watcher is closed, no "
+            + "active one",
+        Row.verdict(stalledClosed && addedMax <= Stats.ms(BUDGET_NANOS) && lost == 0)));
     return rows;
   }
 
   static Result once(double seconds, boolean warmUp, boolean stall) {
-    WatchHub<ConfigMap> hub = new WatchHub<>("configmaps", WatchObjects.CONFIG_MAPS, Clock.systemUTC(),
-        WatchHubSettings.DEFAULTS);
+    WatchHubSettings settings = WatchHubSettings.DEFAULTS;
+    String linger = System.getProperty(LINGER_PROPERTY);
+    if (linger != null) {
+      settings = settings.withConsumerLinger(Duration.parse(linger));
+    }
+    WatchHub<ConfigMap> hub = new WatchHub<>("configmaps", WatchObjects.CONFIG_MAPS, Clock.systemUTC(), settings);
     try {
       int objects = 1000;
       int warmup = warmUp ? RATE : 0; // the first second is warm-up, not recorded
@@ -113,20 +127,22 @@ final class FanOutHarness {
         consumers.add(consumer);
         consumer.start();
       }
-      Watch<ConfigMap> stalled = stall ? hub.watch(WatchOptions.<ConfigMap>builder().build()) : null;
+      Watch<ConfigMap> stalled = null;
 
       long period = 1_000_000_000L / RATE;
       long start = System.nanoTime() + 10_000_000L;
       for (int i = 0; i < total; i++) {
+        if (stall && i == warmup) {
+          // opened when recording starts, so that its stall (the dispatch budget, full by now) is measured
+          stalled = hub.watch(WatchOptions.<ConfigMap>builder().build());
+        }
         long at = start + i * period;
-        due[i] = at; // written before the put: the hub's lock publishes it to the consumers
+        due[i] = at; // written before the put: the hub publishes it to the consumers with the event
+        // park, never spin: on 2 cores a spinning feeder takes a core from the consumers it measures; waking late
+        // (timer slack, about 50 µs) counts in the latency, which runs from the scheduled time
         long wait;
         while ((wait = at - System.nanoTime()) > 0) {
-          if (wait > 60_000) {
-            LockSupport.parkNanos(wait - 50_000);
-          } else {
-            Thread.onSpinWait();
-          }
+          LockSupport.parkNanos(wait);
         }
         hub.put(events[i]);
       }

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -32,8 +34,24 @@ import org.slf4j.LoggerFactory;
  * buffers have the same size, so a consumer that stops taking fills the result, then the input, and only then makes
  * the dispatcher wait.
  *
- * <p>Thread-safety: every field below the lock is guarded by {@link #lock}, which is never held while waiting for
- * anything but its own conditions. {@link #nextBookmark} belongs to the hub and is guarded by the hub's lock.
+ * <p><b>Fan-out cost.</b> One change is offered to every watcher, so the dispatcher's part must be cheap and must not
+ * wake a consumer that has not asked for it: the result is a ring that consumers take from without the lock (a
+ * compare-and-set of {@link #head}), and the dispatcher signals a consumer only while it waits, i.e. after it found
+ * the result empty. A consumer that is behind thus takes what arrived meanwhile without waiting or locking.
+ *
+ * <p>A consumer that keeps up would still wait, and be woken, once per event: a hundred watchers at 10,000 events/s
+ * make a million wake-ups a second, each preempting the dispatcher. So a consumer whose last wait brought events
+ * <em>lingers</em>: it waits up to {@code linger} without asking for a signal, then takes the batch that came
+ * meanwhile. It is signalled anyway once the result is half full, so lingering alone never fills a buffer (nor gets
+ * a watcher closed), and when the result closes. A linger that brings nothing ends the stream: the next wait asks for
+ * a signal, so the first event after a quiet spell is delivered at once. Under a stream an event waits about
+ * {@code linger} at most for its consumer, which wakes about once per {@code linger} or per half buffer. Events that
+ * do not depend on the watcher are made once per change and shared (see {@link Change}).
+ *
+ * <p>Thread-safety: {@link #lock} guards the fields marked so and every write to the ring and {@link #tail}; the
+ * consumer side reads {@link #tail}, {@link #resultClosed} and {@link #backlog} (volatile) and advances
+ * {@link #head} without it. The lock is never held while waiting for anything but its own conditions.
+ * {@link #nextBookmark} belongs to the hub and is guarded by the hub's lock.
  */
 final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
 
@@ -66,15 +84,32 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   private final Instant deadline;
   private final boolean allowBookmarks;
   private final long bookmarkAfterResourceVersion;
+  private final long lingerNanos;
 
   private final ReentrantLock lock = new ReentrantLock();
-  /** Signalled when the result gains an event or closes. */
+  /** Signalled when the result gains an event or closes while a consumer waits. */
   private final Condition resultChanged = lock.newCondition();
-  /** Signalled when the input loses an event or the watcher stops. */
+  /** Signalled when the input loses an event or the watcher stops while the dispatcher waits for room. */
   private final Condition inputChanged = lock.newCondition();
 
+  /**
+   * The result buffer: event number {@code n} is in slot {@code n % capacity}; the events from {@link #head} to
+   * {@link #tail} are there to take. Slots are written under the lock, only while {@code tail - head < capacity}, so
+   * never one that a consumer may still be reading; a taken slot keeps its event until it is overwritten or the
+   * watch is closed.
+   */
+  private final WatchEvent<T>[] ring;
+  /** The number of the next event to take; consumers advance it with a compare-and-set. */
+  private final AtomicLong head = new AtomicLong();
+  /** The number of the next event to put into the result; written under the lock after the slot. */
+  private volatile long tail;
+  /** True once nothing more will reach the result; written under the lock after the last {@link #tail}. */
+  private volatile boolean resultClosed;
+  /** True while initial events or input wait for room in the result: a consumer that takes one moves them. */
+  private volatile boolean backlog;
+
+  // guarded by lock
   private final ArrayDeque<Change<T>> input;
-  private final ArrayDeque<WatchEvent<T>> result;
   /** The initial events still to send; null once they are all sent (then the input is processed). */
   private Iterator<Change<T>> initial;
   /** Input events at or below this revision were covered by the initial events and are not sent. */
@@ -83,10 +118,25 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   private boolean stopped;
   private boolean drainInputBuffer;
   private boolean done;
-  private boolean resultClosed;
+  /** Consumers waiting on {@link #resultChanged} to be signalled: the dispatcher signals only when there is one. */
+  private int waitingConsumers;
+  /** Consumers lingering on {@link #resultChanged}: signalled only when the result is half full or closes. */
+  private int lingeringConsumers;
+  /** Whether the consumer's last wait brought events: its next wait lingers. */
+  private boolean streaming;
+  /** Whether the dispatcher waits on {@link #inputChanged}. */
+  private boolean dispatcherWaiting;
 
   /** The next time this watcher is due a bookmark; null for none. Guarded by the hub's lock. */
   Instant nextBookmark;
+
+  /** A watcher whose consumers are signalled at every wait (no linger), as the rule tests use it. */
+  CacheWatcher(String identifier, int capacity, Predicate<? super T> filter, WatchObjects<T> objects,
+      Owner<T> owner, Instant deadline, boolean allowBookmarks, List<Change<T>> initialEvents,
+      long startResourceVersion, long bookmarkAfterResourceVersion) {
+    this(identifier, capacity, filter, objects, owner, deadline, allowBookmarks, initialEvents, startResourceVersion,
+        bookmarkAfterResourceVersion, Duration.ZERO);
+  }
 
   /**
    * @param identifier names the watcher in log lines
@@ -100,10 +150,12 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
    *     {@code startResourceVersion} bound the input events that are sent
    * @param startResourceVersion input events at or below this revision are not sent
    * @param bookmarkAfterResourceVersion 0 for none, else the revision the client's awaited bookmark must reach
+   * @param linger how long a consumer under a stream of events waits unsignalled for the next batch; zero to be
+   *     signalled at every wait
    */
   CacheWatcher(String identifier, int capacity, Predicate<? super T> filter, WatchObjects<T> objects,
       Owner<T> owner, Instant deadline, boolean allowBookmarks, List<Change<T>> initialEvents,
-      long startResourceVersion, long bookmarkAfterResourceVersion) {
+      long startResourceVersion, long bookmarkAfterResourceVersion, Duration linger) {
     if (capacity < 1) {
       throw new IllegalArgumentException("buffer size must be positive: " + capacity);
     }
@@ -115,9 +167,12 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     this.deadline = deadline;
     this.allowBookmarks = allowBookmarks;
     this.bookmarkAfterResourceVersion = bookmarkAfterResourceVersion;
+    this.lingerNanos = linger.toNanos();
     this.state = bookmarkAfterResourceVersion == 0 ? BookmarkState.SENT : BookmarkState.WAITING;
     this.input = new ArrayDeque<>(capacity);
-    this.result = new ArrayDeque<>(capacity);
+    @SuppressWarnings("unchecked")
+    WatchEvent<T>[] slots = (WatchEvent<T>[]) new WatchEvent<?>[capacity];
+    this.ring = slots;
     this.initial = initialEvents.iterator();
     this.resourceVersion = startResourceVersion;
     lock.lock();
@@ -166,7 +221,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     }
     lock.lock();
     try {
-      if (stopped || input.size() >= capacity) {
+      if (stopped || !hasInputRoom()) {
         return false;
       }
       input.add(change);
@@ -207,13 +262,18 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     lock.lock();
     try {
       long remaining = deadlineNanos - System.nanoTime();
-      while (!stopped && input.size() >= capacity && remaining > 0) {
-        remaining = inputChanged.awaitNanos(remaining);
+      dispatcherWaiting = true;
+      try {
+        while (!stopped && !hasInputRoom() && remaining > 0) {
+          remaining = inputChanged.awaitNanos(remaining);
+        }
+      } finally {
+        dispatcherWaiting = false;
       }
       if (stopped) {
         return true;
       }
-      if (input.size() < capacity) {
+      if (hasInputRoom()) {
         input.add(change);
         pump();
         return true;
@@ -226,6 +286,18 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     }
     closeUnresponsive();
     return false;
+  }
+
+  /**
+   * Holds the lock. A consumer moves waiting events after its take, but not atomically with it: moving first makes
+   * "full" mean what it meant with one lock around take and move.
+   */
+  private boolean hasInputRoom() {
+    if (input.size() < capacity) {
+      return true;
+    }
+    pump();
+    return input.size() < capacity;
   }
 
   private void closeUnresponsive() {
@@ -257,7 +329,9 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
         done = true;
       }
       pump();
-      inputChanged.signalAll();
+      if (dispatcherWaiting) {
+        inputChanged.signalAll();
+      }
     } finally {
       lock.unlock();
     }
@@ -286,37 +360,54 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
 
   /**
    * Moves events from the initial events and the input to the result while it has room (the apiserver's
-   * {@code processInterval} and {@code process}), and closes the result once nothing more can come. Holds the lock.
+   * {@code processInterval} and {@code process}), and closes the result once nothing more can come. Wakes a waiting
+   * consumer only if the result gained something, and the dispatcher only if it waits for room. Holds the lock.
    */
   private void pump() {
-    boolean moved = false;
-    while (!done && result.size() < capacity) {
+    int inputBefore = input.size();
+    long next = tail;
+    long free = capacity - (next - head.get());
+    while (!done && free > 0) {
       Change<T> change = nextToSend();
       if (change == null) {
         break;
       }
-      moved = true;
       WatchEvent<T> event = convert(change);
       if (event != null) {
-        result.add(event);
+        ring[(int) (next % capacity)] = event;
+        next++;
+        free--;
         if (change.isBookmark()) {
           state = BookmarkState.SENT;
         }
       }
     }
+    boolean published = next != tail;
+    if (published) {
+      tail = next;
+    }
     if (done && (initial != null || !input.isEmpty())) {
       // delivery ended without draining: what is left is never sent
       initial = null;
       input.clear();
-      moved = true;
     }
+    boolean closing = false;
     if (!resultClosed && (done || stopped && initial == null && input.isEmpty())) {
       resultClosed = true;
-      moved = true;
+      published = true;
+      closing = true;
     }
-    if (moved) {
+    boolean waiting = initial != null || !input.isEmpty();
+    if (waiting != backlog) {
+      backlog = waiting;
+    }
+    // a lingering consumer is signalled too once the result is half full, so that lingering never fills a buffer
+    if (published && (waitingConsumers > 0
+        || lingeringConsumers > 0 && (closing || 2 * (next - head.get()) >= capacity))) {
       resultChanged.signalAll();
-      inputChanged.signalAll();
+    }
+    if (dispatcherWaiting && input.size() < inputBefore) {
+      inputChanged.signal();
     }
   }
 
@@ -341,35 +432,33 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   }
 
   /**
-   * The event this watcher's client sees for a change (the apiserver's {@code convertToWatchEvent}).
+   * The event this watcher's client sees for a change (the apiserver's {@code convertToWatchEvent}). ADDED, MODIFIED
+   * and DELETED events are the change's shared ones; a bookmark is this watcher's own, as its annotation depends on
+   * the watcher's state.
    *
    * @return the event; null if the object is not in the watched set before or after
    */
   WatchEvent<T> convert(Change<T> change) {
-    String version = Long.toString(change.revision());
     if (change.isBookmark()) {
       T object = objects.empty().get();
       ObjectMeta metadata = new ObjectMeta();
-      metadata.setResourceVersion(version);
+      metadata.setResourceVersion(change.version());
       if (state != BookmarkState.SENT) {
         Map<String, String> annotations = new HashMap<>();
         annotations.put(WatchEvent.INITIAL_EVENTS_END_ANNOTATION, "true");
         metadata.setAnnotations(annotations);
       }
       object.setMetadata(metadata);
-      return new WatchEvent<>(WatchEvent.Type.BOOKMARK, object, version);
+      return new WatchEvent<>(WatchEvent.Type.BOOKMARK, object, change.version());
     }
     boolean currentPasses = change.type() != WatchEvent.Type.DELETED && change.current() != null
         && filter.test(change.current());
     boolean previousPasses = change.previous() != null && filter.test(change.previous());
     if (currentPasses) {
-      return new WatchEvent<>(previousPasses ? WatchEvent.Type.MODIFIED : WatchEvent.Type.ADDED, change.current(),
-          version);
+      return previousPasses ? change.modified() : change.added();
     }
     if (previousPasses) {
-      T deleted = objects.copy().apply(change.previous());
-      deleted.getMetadata().setResourceVersion(version);
-      return new WatchEvent<>(WatchEvent.Type.DELETED, deleted, version);
+      return change.deleted(objects.copy());
     }
     return null;
   }
@@ -379,28 +468,87 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     return take(timeout.toNanos(), false);
   }
 
-  /** @param forever wait until an event comes or the result closes, ignoring {@code nanos} */
-  private WatchEvent<T> take(long nanos, boolean forever) throws InterruptedException {
-    lock.lockInterruptibly();
-    try {
-      long remaining = nanos;
-      while (true) {
-        WatchEvent<T> event = result.poll();
-        if (event != null) {
-          pump();
-          return event;
+  /**
+   * Takes the next event without waiting and without the lock, unless taking it lets waiting events move into the
+   * result.
+   *
+   * @return the event; null if the result is empty
+   */
+  private WatchEvent<T> tryTake() {
+    while (true) {
+      long taken = head.get();
+      if (taken >= tail) {
+        return null;
+      }
+      // read before the compare-and-set: only after it may the slot be overwritten
+      WatchEvent<T> event = ring[(int) (taken % capacity)];
+      if (head.compareAndSet(taken, taken + 1)) {
+        if (backlog) {
+          lock.lock();
+          try {
+            pump();
+          } finally {
+            lock.unlock();
+          }
         }
-        if (resultClosed || !forever && remaining <= 0) {
+        return event;
+      }
+    }
+  }
+
+  /**
+   * Takes the next event, waiting for one if the result is empty. An interrupted thread gets the exception even if
+   * an event is there, so that a consumer loop ends on an interrupt however busy the watch is.
+   *
+   * @param forever wait until an event comes or the result closes, ignoring {@code nanos}
+   */
+  private WatchEvent<T> take(long nanos, boolean forever) throws InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    long deadlineNanos = forever ? 0 : System.nanoTime() + nanos;
+    while (true) {
+      WatchEvent<T> event = tryTake();
+      if (event != null) {
+        return event;
+      }
+      lock.lockInterruptibly();
+      try {
+        pump();
+        if (head.get() < tail) {
+          continue;
+        }
+        if (resultClosed) {
           return null;
         }
-        if (forever) {
-          resultChanged.await();
-        } else {
-          remaining = resultChanged.awaitNanos(remaining);
+        long remaining = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
+        if (remaining <= 0) {
+          return null;
         }
+        if (streaming && lingerNanos > 0) {
+          lingeringConsumers++;
+          try {
+            resultChanged.awaitNanos(Math.min(lingerNanos, remaining));
+          } finally {
+            lingeringConsumers--;
+          }
+        } else {
+          // the dispatcher sees this under the lock after it has published, so no signal is missed
+          waitingConsumers++;
+          try {
+            if (forever) {
+              resultChanged.await();
+            } else {
+              resultChanged.awaitNanos(remaining);
+            }
+          } finally {
+            waitingConsumers--;
+          }
+        }
+        streaming = head.get() < tail;
+      } finally {
+        lock.unlock();
       }
-    } finally {
-      lock.unlock();
     }
   }
 
@@ -447,12 +595,8 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
 
   @Override
   public boolean isEnded() {
-    lock.lock();
-    try {
-      return resultClosed && result.isEmpty();
-    } finally {
-      lock.unlock();
-    }
+    // closed first: the last tail was written before it
+    return resultClosed && head.get() >= tail;
   }
 
   @Override
@@ -460,8 +604,13 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     owner.forget(this, false);
     lock.lock();
     try {
-      result.clear();
-      resultChanged.signalAll();
+      // discard what was not taken: a consumer's compare-and-set from an older head fails from now on; reading head
+      // in getAndSet orders every take before the slots are cleared
+      head.getAndSet(tail);
+      Arrays.fill(ring, null);
+      if (waitingConsumers + lingeringConsumers > 0) {
+        resultChanged.signalAll();
+      }
     } finally {
       lock.unlock();
     }

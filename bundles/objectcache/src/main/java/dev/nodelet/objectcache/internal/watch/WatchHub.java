@@ -223,7 +223,7 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
       initialEvents.add(initial.size());
       CacheWatcher<T> watcher = new CacheWatcher<>(resource + "#" + watcherIds.incrementAndGet(), size,
           options::matches, objects, owner, options.deadline().orElse(null), options.allowBookmarks(), initial,
-          start, bookmarkAfter);
+          start, bookmarkAfter, settings.consumerLinger());
       watchers.add(watcher);
       if (watcher.allowBookmarks()) {
         watcher.nextBookmark = watcher.nextBookmarkTime(clock.instant(), settings.bookmarkFrequency()).orElse(null);
@@ -333,13 +333,16 @@ public final class WatchHub<T extends HasMetadata> implements AutoCloseable {
     if (history.size() > settings.historySize()) {
       historyStart = history.poll().revision();
     }
-    List<CacheWatcher<T>> blocked = new ArrayList<>();
+    List<CacheWatcher<T>> blocked = null; // the usual case allocates nothing per change beyond the change
     for (CacheWatcher<T> watcher : watchers) {
       if (!watcher.nonblockingAdd(change)) {
+        if (blocked == null) {
+          blocked = new ArrayList<>();
+        }
         blocked.add(watcher);
       }
     }
-    if (blocked.isEmpty()) {
+    if (blocked == null) {
       return;
     }
     long start = System.nanoTime();

@@ -13,13 +13,18 @@ import java.util.Objects;
  *     for no timer thread: the owner then calls {@link WatchHub#tick()} itself
  * @param defaultBufferSize the input and result buffer size of a watch that does not ask for one (100)
  * @param historySize how many past changes the hub remembers for watches that start at a resource version (100)
+ * @param consumerLinger how long a watch's consumer that is in a stream of events waits for the next ones without
+ *     being signalled, so that it takes them in batches instead of being woken per event (2 ms; no apiserver
+ *     counterpart: there a goroutine per watcher does not cost a thread wake-up per event); zero to signal at every
+ *     wait
  */
 public record WatchHubSettings(Duration bookmarkFrequency, Duration maxDispatchBudget,
-    Duration budgetRefillPerSecond, Duration tickPeriod, int defaultBufferSize, int historySize) {
+    Duration budgetRefillPerSecond, Duration tickPeriod, int defaultBufferSize, int historySize,
+    Duration consumerLinger) {
 
   /** The defaults. */
   public static final WatchHubSettings DEFAULTS = new WatchHubSettings(Duration.ofMinutes(1), Duration.ofMillis(100),
-      Duration.ofMillis(50), Duration.ofSeconds(1), 100, 100);
+      Duration.ofMillis(50), Duration.ofSeconds(1), 100, 100, Duration.ofMillis(2));
 
   /** Checks every value and names the one that is wrong. */
   public WatchHubSettings {
@@ -40,6 +45,10 @@ public record WatchHubSettings(Duration bookmarkFrequency, Duration maxDispatchB
     if (historySize < 0) {
       throw new IllegalArgumentException("historySize must not be negative: " + historySize);
     }
+    Objects.requireNonNull(consumerLinger, "consumerLinger");
+    if (consumerLinger.isNegative()) {
+      throw new IllegalArgumentException("consumerLinger must not be negative: " + consumerLinger);
+    }
   }
 
   private static void requirePositive(String name, Duration value) {
@@ -55,7 +64,7 @@ public record WatchHubSettings(Duration bookmarkFrequency, Duration maxDispatchB
    */
   public WatchHubSettings withTickPeriod(Duration tickPeriod) {
     return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
-        defaultBufferSize, historySize);
+        defaultBufferSize, historySize, consumerLinger);
   }
 
   /**
@@ -64,7 +73,7 @@ public record WatchHubSettings(Duration bookmarkFrequency, Duration maxDispatchB
    */
   public WatchHubSettings withDefaultBufferSize(int defaultBufferSize) {
     return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
-        defaultBufferSize, historySize);
+        defaultBufferSize, historySize, consumerLinger);
   }
 
   /**
@@ -73,6 +82,15 @@ public record WatchHubSettings(Duration bookmarkFrequency, Duration maxDispatchB
    */
   public WatchHubSettings withHistorySize(int historySize) {
     return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
-        defaultBufferSize, historySize);
+        defaultBufferSize, historySize, consumerLinger);
+  }
+
+  /**
+   * @param consumerLinger how long a consumer in a stream waits unsignalled; zero to signal at every wait
+   * @return these settings with another consumer linger
+   */
+  public WatchHubSettings withConsumerLinger(Duration consumerLinger) {
+    return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
+        defaultBufferSize, historySize, consumerLinger);
   }
 }

@@ -3,6 +3,7 @@ package dev.nodelet.objectcache.internal.watch;
 import static dev.nodelet.objectcache.internal.watch.Fixtures.added;
 import static dev.nodelet.objectcache.internal.watch.Fixtures.configMap;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchEvent.Type;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
@@ -238,6 +240,62 @@ class CacheWatcherTest {
     assertThat(second.type()).isEqualTo(Type.BOOKMARK);
     assertThat(second.isInitialEventsEnd()).isFalse();
     assertThat(second.object().getMetadata().getResourceVersion()).isEqualTo("6");
+  }
+
+  @Test
+  void aLingeringConsumerTakesABatchAndIsSignalledOnceTheResultIsHalfFull() throws InterruptedException {
+    // a linger of an hour: only a signal can bring the consumer back within the test's time
+    CacheWatcher<ConfigMap> watcher = new CacheWatcher<>("configmaps#test", 4, c -> true, WatchObjects.CONFIG_MAPS,
+        owner, null, false, List.of(), 0, 0, Duration.ofHours(1));
+    List<String> received = new CopyOnWriteArrayList<>();
+    Thread consumer = new Thread(() -> watcher.forEach(e -> received.add(e.type() + "@" + e.resourceVersion())));
+    consumer.start();
+
+    // the first wait asks for a signal (an untimed wait); having got an event from it, the consumer then lingers
+    await().atMost(Duration.ofSeconds(20)).until(() -> consumer.getState() == Thread.State.WAITING);
+    watcher.add(added("a", 1));
+    await().atMost(Duration.ofSeconds(20)).until(() -> received.size() == 1);
+    await().atMost(Duration.ofSeconds(20)).until(() -> consumer.getState() == Thread.State.TIMED_WAITING);
+
+    watcher.add(added("a", 2)); // a quarter of the result: no signal
+    watcher.add(added("a", 3)); // half of it: signalled, takes both
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        assertThat(received).containsExactly("ADDED@1", "ADDED@2", "ADDED@3"));
+
+    // a lingering consumer sees the end at once
+    await().atMost(Duration.ofSeconds(20)).until(() -> consumer.getState() == Thread.State.TIMED_WAITING);
+    watcher.stop(false);
+    consumer.join(Duration.ofSeconds(20).toMillis());
+    assertThat(consumer.isAlive()).isFalse();
+    assertThat(watcher.isEnded()).isTrue();
+  }
+
+  @Test
+  void aConsumerBehindTakesWithoutWaitingAndMovesTheInputAsItTakes() throws InterruptedException {
+    CacheWatcher<ConfigMap> watcher = watcher(2, 0, 0);
+    for (int rv = 1; rv <= 4; rv++) {
+      watcher.add(added("a", rv));
+    }
+
+    assertThat(watcher.poll(NO_WAIT).resourceVersion()).isEqualTo("1");
+    // the take made room: the input moved up, so the input has room for one more, not two
+    assertThat(watcher.nonblockingAdd(added("a", 5))).isTrue();
+    assertThat(watcher.nonblockingAdd(added("a", 6))).isFalse();
+    assertThat(versions(drain(watcher))).containsExactly("ADDED@2", "ADDED@3", "ADDED@4", "ADDED@5");
+  }
+
+  @Test
+  void closeDiscardsWhatWasNotTakenAndEndsTheIterator() throws InterruptedException {
+    CacheWatcher<ConfigMap> watcher = watcher(4, 0, 0);
+    watcher.add(added("a", 1));
+    watcher.add(added("a", 2));
+    assertThat(watcher.poll(NO_WAIT).resourceVersion()).isEqualTo("1");
+
+    watcher.close();
+
+    assertThat(watcher.isEnded()).isTrue();
+    assertThat(watcher.poll(NO_WAIT)).isNull();
+    assertThat(watcher.iterator().hasNext()).isFalse();
   }
 
   @Test

@@ -253,6 +253,21 @@ class WatchHubTest {
   }
 
   @Test
+  void theEventsOfAChangeAreMadeOnceAndSharedByTheWatches() throws InterruptedException {
+    Watch<ConfigMap> first = hub.watch(options().build());
+    Watch<ConfigMap> second = hub.watch(options().build());
+
+    hub.put(configMap("a", 10));
+    hub.put(configMap("a", 11));
+    hub.remove("ns", "a", "12");
+
+    for (int i = 0; i < 3; i++) {
+      WatchEvent<ConfigMap> event = first.poll(NO_WAIT);
+      assertThat(second.poll(NO_WAIT)).as(event.type().name()).isSameAs(event);
+    }
+  }
+
+  @Test
   void outOfOrderResourceVersionsGetTheNextRevision() throws InterruptedException {
     Watch<ConfigMap> watch = hub.watch(options().build());
 
