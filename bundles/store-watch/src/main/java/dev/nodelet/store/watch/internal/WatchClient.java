@@ -35,8 +35,9 @@ public final class WatchClient implements AutoCloseable {
     ExecutorService http = pool("nodelet-store-watch-http", HTTP_THREADS);
     ExecutorService tasks = pool("nodelet-store-watch-task", TASK_THREADS);
     this.pools = List.of(http, tasks);
-    Config config = new ConfigBuilder(of.getConfiguration()).withWatchReconnectLimit(0).withOnlyHttpWatches(true)
-        .build();
+    // no retries inside fabric8 either (10 by default, ~19 s against a stopped server): the store retries itself
+    Config config = new ConfigBuilder(of.getConfiguration()).withWatchReconnectLimit(0)
+        .withRequestRetryBackoffLimit(0).withOnlyHttpWatches(true).build();
     this.client = new KubernetesClientBuilder()
         .withConfig(config)
         .withHttpClientFactory(new JdkHttpClientFactory() {
