@@ -2,14 +2,18 @@ package dev.nodelet.karaf.shell;
 
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectViews;
+import dev.nodelet.objectcache.StoreStrategy;
 import java.util.Collection;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.osgi.framework.BundleContext;
@@ -37,6 +41,10 @@ public class StrategyCommand implements Action {
   @Reference(optional = true)
   ConfigurationAdmin configurationAdmin;
 
+  @Option(name = "--force", aliases = "-f", description = "Set a strategy that is not installed yet; the manager "
+      + "serves with its built-in get until it is")
+  boolean force;
+
   @Argument(index = 0, name = "kind", description = "configmap (cm) or secret; all managers if not given")
   String kind;
 
@@ -55,6 +63,12 @@ public class StrategyCommand implements Action {
       return null;
     }
     String target = ObjectViews.strategyTarget(strategy);
+    Set<String> installed = installedStrategies();
+    if (!force && !installed.contains(strategy)) {
+      throw new IllegalArgumentException("no strategy " + strategy + " is installed (installed: "
+          + String.join(", ", installed) + "); --force sets it anyway, and the manager serves with its built-in get "
+          + "until it is installed");
+    }
     String pid = pid(manager.type().plural());
     if (configurationAdmin == null || pid == null) {
       throw new IllegalStateException("no ConfigurationAdmin service: the strategy of " + manager.type()
@@ -68,6 +82,15 @@ public class StrategyCommand implements Action {
     configuration.update(properties);
     System.out.println(pid + ": strategy.target=" + target);
     return null;
+  }
+
+  /** The names of the strategy services there are, from their properties (no service is got). */
+  private Set<String> installedStrategies() throws InvalidSyntaxException {
+    Set<String> names = new TreeSet<>();
+    for (ServiceReference<StoreStrategy> reference : bundleContext.getServiceReferences(StoreStrategy.class, null)) {
+      names.add(String.valueOf(reference.getProperty(StoreStrategy.PROPERTY)));
+    }
+    return names;
   }
 
   /** The configuration PID of the manager service of a resource, from its service properties. */

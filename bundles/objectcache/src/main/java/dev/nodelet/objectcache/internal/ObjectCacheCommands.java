@@ -2,6 +2,7 @@ package dev.nodelet.objectcache.internal;
 
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectViews;
+import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
@@ -16,8 +17,12 @@ import java.util.Hashtable;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import org.osgi.service.cm.Configuration;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -41,6 +46,7 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 public final class ObjectCacheCommands {
 
   static final String SHOW_SECRET = "--show-secret";
+  static final String FORCE = "--force";
 
   /** What a shown Secret carries instead of the value of a data key. */
   static final String REDACTED = ObjectViews.REDACTED;
@@ -51,6 +57,8 @@ public final class ObjectCacheCommands {
   /** Keyed by plural resource name, so listings come in a stable order. */
   private final Map<String, Managed> managers = new ConcurrentSkipListMap<>();
   private final KubernetesSerialization serialization = new KubernetesSerialization();
+  /** The names of the strategy services there are, by service id. */
+  private final Map<Long, String> strategies = new ConcurrentHashMap<>();
 
   @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
       policyOption = ReferencePolicyOption.GREEDY)
@@ -66,6 +74,22 @@ public final class ObjectCacheCommands {
   void removeManager(ObjectManager<?> manager, Map<String, Object> properties) {
     managers.computeIfPresent(manager.type().plural(),
         (plural, managed) -> managed.manager() == manager ? null : managed);
+  }
+
+  // a ServiceReference, not the service: listing strategies must not activate one that no manager uses
+  @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void addStrategy(ServiceReference<StoreStrategy> reference) {
+    strategyAdded((Long) reference.getProperty(Constants.SERVICE_ID),
+        String.valueOf(reference.getProperty(StoreStrategy.PROPERTY)));
+  }
+
+  void removeStrategy(ServiceReference<StoreStrategy> reference) {
+    strategies.remove((Long) reference.getProperty(Constants.SERVICE_ID));
+  }
+
+  void strategyAdded(long serviceId, String name) {
+    strategies.put(serviceId, name);
   }
 
   /** {@code nodelet:pods}: every registered pod and the objects it references, per manager. */
@@ -103,11 +127,29 @@ public final class ObjectCacheCommands {
 
   /**
    * {@code nodelet:strategy <configmap|secret> <get|ttl|watch|...>}: writes {@code strategy.target} of the manager's
-   * configuration; the manager moves once the configuration has been delivered.
+   * configuration; the manager moves once the configuration has been delivered. A name no strategy service has is
+   * refused: the manager would serve with its built-in get until one came.
    */
   public String strategy(String kind, String strategy) throws IOException {
+    return strategy(kind, strategy, false);
+  }
+
+  /** {@code nodelet:strategy --force <configmap|secret> <name>}: the same for a strategy not installed yet. */
+  public String strategy(String option, String kind, String strategy) throws IOException {
+    if (!FORCE.equals(option)) {
+      throw new IllegalArgumentException("unknown option " + option + ", the only option is " + FORCE);
+    }
+    return strategy(kind, strategy, true);
+  }
+
+  private String strategy(String kind, String strategy, boolean force) throws IOException {
     Managed managed = manager(kind);
     String target = ObjectViews.strategyTarget(strategy);
+    if (!force && !strategies.containsValue(strategy)) {
+      throw new IllegalArgumentException("no strategy " + strategy + " is installed (installed: "
+          + String.join(", ", new TreeSet<>(strategies.values())) + "); " + FORCE
+          + " sets it anyway, and the manager serves with its built-in get until it is installed");
+    }
     ConfigurationAdmin admin = configurationAdmin;
     if (admin == null || managed.pid() == null) {
       throw new IllegalStateException("no ConfigurationAdmin service: the strategy of "

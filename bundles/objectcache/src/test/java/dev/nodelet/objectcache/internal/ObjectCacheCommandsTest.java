@@ -116,7 +116,19 @@ class ObjectCacheCommandsTest {
     assertThatThrownBy(() -> commands.strategy("secret", "watch)(x=y"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("invalid strategy name watch)(x=y: letters, digits, '.', '_' and '-' only");
+    commands.strategyAdded(7, "watch");
+    commands.strategyAdded(8, "get");
     assertThatThrownBy(() -> commands.strategy("secret", "ttl"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("no strategy ttl is installed (installed: get, watch); --force sets it anyway, and the manager "
+            + "serves with its built-in get until it is installed");
+    assertThatThrownBy(() -> commands.strategy("-f", "secret", "ttl"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("unknown option -f, the only option is --force");
+    assertThatThrownBy(() -> commands.strategy("--force", "secret", "ttl"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("no ConfigurationAdmin service: the strategy of secrets cannot be configured");
+    assertThatThrownBy(() -> commands.strategy("secret", "watch"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("no ConfigurationAdmin service: the strategy of secrets cannot be configured");
   }
