@@ -1,13 +1,18 @@
 package dev.nodelet.benchmarks;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import javax.management.JMException;
+import javax.management.ObjectName;
 
 /**
  * Measure 2: heap per watched object and live threads of the JVM, at 1,000 and 5,000 watched objects, for the watch
@@ -18,6 +23,8 @@ final class FootprintHarness {
 
   record Result(int objects, double heapPerObjectBytes, int threadsBefore, int threadsAfter) {
   }
+
+  static final String HISTOGRAM_PROPERTY = "nodelet.benchmarks.footprint.histogram";
 
   private FootprintHarness() {
   }
@@ -71,9 +78,32 @@ final class FootprintHarness {
       watched.watch(count);
       long after = settledHeap(smoke);
       int threadsAfter = liveThreads();
+      histogram(count, watched.getClass().getEnclosingMethod().getName());
       Main.log("threads with %d objects watched (%s): %s", count, watched.getClass().getEnclosingMethod().getName(),
           threadNames());
       return new Result(count, (after - before) / (double) count, threadsBefore, threadsAfter);
+    }
+  }
+
+  /**
+   * With {@code -Dnodelet.benchmarks.footprint.histogram=dir}, writes the class histogram of the live heap (what
+   * {@code jcmd GC.class_histogram} prints) to {@code dir/histogram-<kind>-<count>.txt}: where the bytes per object go.
+   */
+  private static void histogram(int count, String kind) {
+    String dir = System.getProperty(HISTOGRAM_PROPERTY);
+    if (dir == null) {
+      return;
+    }
+    try {
+      Object text = ManagementFactory.getPlatformMBeanServer().invoke(
+          new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
+          new Object[] {new String[0]}, new String[] {String[].class.getName()});
+      Path file = Path.of(dir, "histogram-" + kind + "-" + count + ".txt");
+      Files.createDirectories(file.getParent());
+      Files.writeString(file, text.toString());
+      Main.log("class histogram written to %s", file);
+    } catch (JMException | IOException e) {
+      Main.log("no class histogram: %s", e);
     }
   }
 

@@ -20,6 +20,8 @@ import sun.misc.Signal;
 public final class Main {
 
   static final String READY = "Nodelet ready";
+  static final String HTTP_BUFFER_PROPERTY = "jdk.httpclient.bufsize";
+
   private static final java.util.logging.Logger SPIFLY_LOG =
       java.util.logging.Logger.getLogger("org.apache.aries.spifly");
 
@@ -40,6 +42,12 @@ public final class Main {
     if (options.help()) {
       out.println(Options.USAGE);
       return;
+    }
+    // The JDK HTTP client gives every connection a read buffer of this size (16 KiB by default, read once per JVM);
+    // the watch strategy holds one connection per watched object, and 4 KiB saves a third of its heap per object
+    // (docs/benchmarks.md, measure 2)
+    if (System.getProperty(HTTP_BUFFER_PROPERTY) == null) {
+      System.setProperty(HTTP_BUFFER_PROPERTY, "4096");
     }
     // SPI Fly reports every provider it registers at INFO; keep the console for what matters
     SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
