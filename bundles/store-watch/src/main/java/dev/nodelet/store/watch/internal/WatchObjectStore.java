@@ -307,13 +307,17 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
   }
 
-  /** Lists or watches again after a failure of {@code run}: at once after a 410, else after a backoff. */
+  /**
+   * Lists or watches again after a failure of {@code run}: at once after a 410 or a first failed list, else after a
+   * backoff.
+   */
   private void retry(WatchItem<T> item, int run, Throwable error, boolean relist) {
     int failures = item.failed(run, relist, error);
     if (failures < 0) {
       return;
     }
-    long delay = relist && failures == 0 ? 0 : backoff(failures);
+    // a 410 is an answer: the API server is back, so the relist need not wait for the backoff of an outage before
+    long delay = relist && (failures == 0 || isGone(error)) ? 0 : backoff(failures);
     LOG.debug("{} of {} {}/{} failed, retrying in {} ms: {}", relist ? "List" : "Watch", type, item.namespace,
         item.name, delay, error.getMessage());
     try {
@@ -324,6 +328,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     } catch (RejectedExecutionException e) {
       // the strategy is closed
     }
+  }
+
+  private static boolean isGone(Throwable error) {
+    return error instanceof WatcherException w && w.isHttpGone();
   }
 
   private static long backoff(int failures) {
