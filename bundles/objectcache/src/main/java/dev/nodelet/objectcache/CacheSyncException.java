@@ -2,7 +2,8 @@ package dev.nodelet.objectcache;
 
 /**
  * A store could not sync an object's cache within its wait bound:
- * {@code failed to sync configmaps cache: timed out waiting for the condition}.
+ * {@code failed to sync configmaps cache: timed out waiting for the condition}, as the kubelet says, followed by the
+ * object and the reason when the store knows them.
  */
 public class CacheSyncException extends RuntimeException {
 
@@ -18,6 +19,23 @@ public class CacheSyncException extends RuntimeException {
    */
   public CacheSyncException(String resource) {
     super(message(resource, TIMED_OUT));
+  }
+
+  /**
+   * The wait bound passed for one object, for a known reason:
+   * {@code failed to sync configmaps cache: timed out waiting for the condition (configmaps "ns"/"name": reason)}.
+   *
+   * @param resource the plural resource name, e.g. {@code configmaps}
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @param reason why it did not sync, e.g. {@code the API server is unreachable (java.net.ConnectException)}; must
+   *     not contain secret data
+   * @param cause the last failure of the store's requests for the object, or {@code null}
+   * @since 1.5
+   */
+  public CacheSyncException(String resource, String namespace, String name, String reason, Throwable cause) {
+    super(message(resource, TIMED_OUT) + " (" + resource + " " + Quote.of(namespace) + "/" + Quote.of(name) + ": "
+        + reason + ")", cause);
   }
 
   /**

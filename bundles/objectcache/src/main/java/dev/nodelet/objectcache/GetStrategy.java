@@ -2,6 +2,7 @@ package dev.nodelet.objectcache;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
@@ -77,7 +78,12 @@ public final class GetStrategy implements StoreStrategy {
         if (usage != null) {
           usage.lastAccess = clock.instant();
         }
-        T object = client.resources(type.type()).inNamespace(namespace).withName(name).get();
+        T object;
+        try {
+          object = client.resources(type.type()).inNamespace(namespace).withName(name).get();
+        } catch (KubernetesClientException e) {
+          throw ApiServerErrors.getFailed(type.plural(), namespace, name, e);
+        }
         if (object == null) {
           listener.deleted(namespace, name, null);
           throw new ObjectNotFoundException(type.plural(), namespace, name);

@@ -15,6 +15,10 @@ class ErrorsTest {
     assertThat(new ObjectNotFoundException("configmaps", "ns", "name")).hasMessage("configmaps \"name\" not found");
     assertThat(new CacheSyncException("secrets"))
         .hasMessage("failed to sync secrets cache: timed out waiting for the condition");
+    // the kubelet's text first, then the object and the reason
+    assertThat(new CacheSyncException("secrets", "ns", "name", "the API server is unreachable", null))
+        .hasMessage("failed to sync secrets cache: timed out waiting for the condition (secrets \"ns\"/\"name\": "
+            + "the API server is unreachable)");
   }
 
   @Test

@@ -81,4 +81,14 @@ class GetStrategyTest {
     assertThatThrownBy(() -> store.get("ns", "a"))
         .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(500));
   }
+
+  @Test
+  void anUnreachableApiServerIsNamedAsSuch() {
+    server.stop();
+    // fabric8 itself says "An error has occurred."
+    assertThatThrownBy(() -> store.get("ns", "a"))
+        .isInstanceOf(KubernetesClientException.class)
+        .hasMessageStartingWith("cannot get configmaps \"ns\"/\"a\": the API server is unreachable "
+            + "(java.net.ConnectException");
+  }
 }

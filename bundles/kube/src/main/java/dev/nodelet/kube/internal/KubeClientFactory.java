@@ -59,6 +59,10 @@ public final class KubeClientFactory {
     // Streamed HTTP watches end at once when cancelled. A WebSocket watch needs a close handshake, and if the
     // client closes during it the JDK keeps the socket and its selector thread open for good.
     config.setOnlyHttpWatches(true);
+    // No retries inside fabric8: its default of 10 with exponential backoff held a get against a stopped API server
+    // for ~19 s (the ttl and get strategies' gets, under the TTL store's per-object lock). Every caller retries on its
+    // own terms: informers reconnect with their exceptionHandler, the DRA controller requeues, stores fetch again.
+    config.setRequestRetryBackoffLimit(0);
     return config;
   }
 

@@ -9,8 +9,11 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,6 +74,24 @@ class KubeClientFactoryTest {
     assertThat(config.getAutoOAuthToken()).isNull();
     assertThat(config.getRequestTimeout()).isEqualTo(1234);
     assertThat(config.getConnectionTimeout()).isEqualTo(567);
+  }
+
+  @Test
+  void aRequestToAnUnreachableServerFailsAtOnceWithoutRetries() throws Exception {
+    int port;
+    try (ServerSocket reserved = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = reserved.getLocalPort();
+    }
+    KubeSettings settings = KubeSettings.builder().masterUrl("http://127.0.0.1:" + port).nodeName("n").build();
+    assertThat(factory.clientConfig(settings).getRequestRetryBackoffLimit()).isZero();
+
+    try (KubernetesClient client = factory.create(settings)) {
+      long started = System.nanoTime();
+      assertThatThrownBy(() -> client.configMaps().inNamespace("default").withName("a").get())
+          .isInstanceOf(KubernetesClientException.class);
+      // fabric8's default of 10 retries took ~19 s here
+      assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+    }
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.nodelet.store.ttl.internal;
 
+import dev.nodelet.objectcache.ApiServerErrors;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ObjectStore;
@@ -120,7 +121,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       fetched = fetch(namespace, name, entry.object != null && !entry.notFound);
     } catch (KubernetesClientException e) {
       if (entry.object == null && !entry.notFound) {
-        throw e;
+        throw ApiServerErrors.getFailed(type.plural(), namespace, name, e);
       }
       // keep the old result; it stays stale, so the next get tries again
       return;

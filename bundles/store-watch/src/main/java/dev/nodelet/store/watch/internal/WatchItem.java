@@ -46,6 +46,8 @@ final class WatchItem<T extends HasMetadata> {
   private Watch watch;
   private String resourceVersion;
   private int failures;
+  /** The last failure of a list or watch, until one succeeds. */
+  private Throwable lastError;
   private T immutableCopy;
   private boolean verify;
 
@@ -114,6 +116,7 @@ final class WatchItem<T extends HasMetadata> {
       resourceVersion = version;
     }
     failures = 0;
+    lastError = null;
     snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
     return true;
   }
@@ -123,6 +126,7 @@ final class WatchItem<T extends HasMetadata> {
     if (isRun(run) && version != null) {
       resourceVersion = version;
       failures = 0;
+      lastError = null;
     }
   }
 
@@ -135,17 +139,23 @@ final class WatchItem<T extends HasMetadata> {
     return true;
   }
 
+  /** The last failure of a list or watch since the last success, or null. */
+  synchronized Throwable lastError() {
+    return lastError;
+  }
+
   /** The version to resume a watch from, or null to list again. */
   synchronized String resourceVersion() {
     return resourceVersion;
   }
 
   /** A list or watch of {@code run} failed; forgets the watch and counts the failure for the backoff. */
-  synchronized int failed(int run, boolean relist) {
+  synchronized int failed(int run, boolean relist, Throwable error) {
     if (!isRun(run)) {
       return -1;
     }
     watch = null;
+    lastError = error;
     if (relist) {
       resourceVersion = null;
     }

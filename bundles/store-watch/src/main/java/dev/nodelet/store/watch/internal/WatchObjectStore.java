@@ -1,5 +1,6 @@
 package dev.nodelet.store.watch.internal;
 
+import dev.nodelet.objectcache.ApiServerErrors;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
@@ -221,8 +222,12 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         return snapshot;
       }
       // a closed store starts nothing: fail at once rather than after the wait
-      if (stopped || System.nanoTime() - deadline >= 0) {
-        throw new CacheSyncException(type.plural());
+      if (stopped) {
+        throw new CacheSyncException(type.plural(), item.namespace, item.name, "the store is closed", null);
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        Throwable error = item.lastError();
+        throw new CacheSyncException(type.plural(), item.namespace, item.name, notSyncedReason(error), error);
       }
       try {
         Thread.sleep(SYNC_POLL_MILLIS);
@@ -231,6 +236,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         throw new CacheSyncException(type.plural(), e);
       }
     }
+  }
+
+  /** Why an item has not synced: its last list or watch failure, if any. */
+  private static String notSyncedReason(Throwable error) {
+    return error == null ? "no answer from the API server yet" : ApiServerErrors.reason(error);
   }
 
   private void start(WatchItem<T> item) {
@@ -297,13 +307,17 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
   }
 
-  /** Lists or watches again after a failure of {@code run}: at once after a 410, else after a backoff. */
+  /**
+   * Lists or watches again after a failure of {@code run}: at once after a 410 or a first failed list, else after a
+   * backoff.
+   */
   private void retry(WatchItem<T> item, int run, Throwable error, boolean relist) {
-    int failures = item.failed(run, relist);
+    int failures = item.failed(run, relist, error);
     if (failures < 0) {
       return;
     }
-    long delay = relist && failures == 0 ? 0 : backoff(failures);
+    // a 410 is an answer: the API server is back, so the relist need not wait for the backoff of an outage before
+    long delay = relist && (failures == 0 || isGone(error)) ? 0 : backoff(failures);
     LOG.debug("{} of {} {}/{} failed, retrying in {} ms: {}", relist ? "List" : "Watch", type, item.namespace,
         item.name, delay, error.getMessage());
     try {
@@ -314,6 +328,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     } catch (RejectedExecutionException e) {
       // the strategy is closed
     }
+  }
+
+  private static boolean isGone(Throwable error) {
+    return error instanceof WatcherException w && w.isHttpGone();
   }
 
   private static long backoff(int failures) {

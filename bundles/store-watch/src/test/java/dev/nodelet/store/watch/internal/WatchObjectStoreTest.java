@@ -192,7 +192,8 @@ class WatchObjectStoreTest {
     long started = System.nanoTime();
     assertThatThrownBy(() -> store.get("ns", "a"))
         .isInstanceOf(CacheSyncException.class)
-        .hasMessage("failed to sync configmaps cache: timed out waiting for the condition");
+        .hasMessage("failed to sync configmaps cache: timed out waiting for the condition (configmaps \"ns\"/\"a\": "
+            + "no answer from the API server yet)");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isBetween(SYNC_WAIT, SYNC_WAIT.multipliedBy(2));
 
     server.delayResponses(Duration.ZERO);
@@ -321,7 +322,8 @@ class WatchObjectStoreTest {
 
     assertThatThrownBy(() -> store.get("ns", "mutable"))
         .isInstanceOf(CacheSyncException.class)
-        .hasMessage("failed to sync configmaps cache: timed out waiting for the condition");
+        .hasMessage("failed to sync configmaps cache: timed out waiting for the condition (configmaps \"ns\"/"
+            + "\"mutable\": the store is closed)");
     store.addReference("ns", "new", "pod-2");
     assertThatThrownBy(() -> store.get("ns", "new")).isInstanceOf(CacheSyncException.class);
     assertThat(value("immutable")).isEqualTo("1");
