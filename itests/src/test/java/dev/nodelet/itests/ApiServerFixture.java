@@ -4,9 +4,12 @@ import dev.nodelet.testing.apiserver.ClusterRoles;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * The embedded API server of one test class, started in the test JVM (never in the OSGi container) and seeded with
@@ -32,6 +35,16 @@ final class ApiServerFixture implements AutoCloseable {
    */
   static ApiServerFixture startLimitedTo(Path manifest, String clusterRole, String token, String user) {
     return start(EmbeddedApiServer.builder().authorize(token, user, ClusterRoles.rules(manifest, clusterRole)));
+  }
+
+  /**
+   * The same with the rules of the ClusterRole changed by {@code adjust} first, e.g. to let the token read only some
+   * Secrets by name.
+   */
+  static ApiServerFixture startLimitedTo(Path manifest, String clusterRole, String token, String user,
+      UnaryOperator<List<PolicyRule>> adjust) {
+    return start(EmbeddedApiServer.builder().authorize(token, user,
+        adjust.apply(ClusterRoles.rules(manifest, clusterRole))));
   }
 
   private static ApiServerFixture start(EmbeddedApiServer.Builder builder) {

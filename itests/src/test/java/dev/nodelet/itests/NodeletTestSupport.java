@@ -120,13 +120,21 @@ public abstract class NodeletTestSupport {
 
   /** The same with an API server the test class started itself; it is stopped after the class as well. */
   static Option[] felixOptions(ApiServerFixture server) {
+    return felixOptions(server, "info");
+  }
+
+  /**
+   * The same with SLF4J's simple logger at {@code logLevel} ({@code trace}, {@code debug}, {@code info} ...) for every
+   * logger; where it writes (System.err by default) other {@code org.slf4j.simpleLogger.*} properties may say.
+   */
+  static Option[] felixOptions(ApiServerFixture server, String logLevel) {
     apiServer = server;
     Properties build = build();
     List<Option> options = new ArrayList<>();
     options.add(junitBundles());
     options.addAll(List.of(facts(server, build)));
     options.addAll(List.of(awaitility(build)));
-    options.add(systemProperty("org.slf4j.simpleLogger.defaultLogLevel").value("info"));
+    options.add(systemProperty("org.slf4j.simpleLogger.defaultLogLevel").value(logLevel));
     // Pax Exam's own logging API, without a backend, prints at DEBUG (SPI Fly logs every provider at INFO)
     options.add(systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"));
     options.add(mavenBundle("org.apache.felix", "org.apache.felix.configadmin",

@@ -3,7 +3,10 @@ package dev.nodelet.karaf.shell;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectState;
+import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.ResourceType;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -17,8 +20,11 @@ import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.jar.Manifest;
 import java.util.stream.Stream;
 import org.apache.karaf.shell.api.action.Action;
@@ -87,6 +93,59 @@ class CommandsTest {
     assertThat(printed()).contains("password: \"aHVudGVyMg==\"");
   }
 
+  /**
+   * Issue 9: no command but {@code get --show-secret} prints a value of a Secret's data or stringData, plain or
+   * base64, nor the copy of it in kubectl's last-applied annotation (the Gogo commands are covered in Felix by
+   * {@code FelixSecretsIT}).
+   */
+  @Test
+  void noCommandPrintsSecretDataUnlessAsked() throws Exception {
+    String plain = "pl41n-V4LUE-karaf";
+    String fromStringData = "str1ng-D4TA-karaf";
+    String encoded = Base64.getEncoder().encodeToString(plain.getBytes(StandardCharsets.UTF_8));
+    Secret secret = new SecretBuilder().withNewMetadata().withNamespace("ns").withName("creds")
+        .addToAnnotations("kubectl.kubernetes.io/last-applied-configuration",
+            "{\"data\":{\"password\":\"" + encoded + "\"},\"stringData\":{\"token\":\"" + fromStringData + "\"}}")
+        .endMetadata().addToData("password", encoded).addToStringData("token", fromStringData).build();
+    List<ObjectManager<?>> managers = List.of(listingManager(secret));
+
+    PodsCommand pods = new PodsCommand();
+    pods.managers = managers;
+    ObjectsCommand objects = new ObjectsCommand();
+    objects.managers = managers;
+    StrategyCommand strategies = new StrategyCommand();
+    strategies.managers = managers;
+    StrategyCommand strategy = new StrategyCommand();
+    strategy.managers = managers;
+    strategy.kind = "secrets";
+    List<Action> commands = new java.util.ArrayList<>(List.of(pods, objects, strategies, strategy));
+    for (String kind : List.of("secret", "secrets")) {
+      GetCommand get = new GetCommand();
+      get.managers = managers;
+      get.kind = kind;
+      get.namespace = "ns";
+      get.name = "creds";
+      commands.add(get);
+    }
+    for (Action command : commands) {
+      command.execute();
+    }
+    assertThat(printed()).contains("creds", "uid-1", "password: \"<redacted, 17 bytes>\"",
+        "token: \"<redacted, 17 bytes>\"", "last-applied-configuration: \"<redacted>\"")
+        .doesNotContain(plain, encoded, fromStringData,
+            Base64.getEncoder().encodeToString(fromStringData.getBytes(StandardCharsets.UTF_8)));
+
+    out.reset();
+    GetCommand shown = new GetCommand();
+    shown.managers = managers;
+    shown.kind = "secret";
+    shown.namespace = "ns";
+    shown.name = "creds";
+    shown.showSecret = true;
+    shown.execute();
+    assertThat(printed()).contains(encoded, fromStringData);
+  }
+
   @Test
   void anUnknownKindNamesTheAvailableOnes() {
     GetCommand get = new GetCommand();
@@ -102,6 +161,23 @@ class CommandsTest {
   void driversAndSlicesSayWhenTheControllerIsNotRunning() {
     assertThat(Stream.<Action>of(new DriversCommand(), new SlicesCommand())).allSatisfy(c ->
         assertThatThrownBy(c::execute).hasMessageContaining("is not running"));
+  }
+
+  /** A Secret manager with one pod that references one Secret, which it serves. */
+  @SuppressWarnings("unchecked")
+  private static ObjectManager<Secret> listingManager(Secret secret) {
+    String name = secret.getMetadata().getName();
+    return (ObjectManager<Secret>) Proxy.newProxyInstance(CommandsTest.class.getClassLoader(),
+        new Class<?>[] {ObjectManager.class}, (proxy, method, args) -> switch (method.getName()) {
+          case "type" -> ResourceType.SECRETS;
+          case "get" -> secret;
+          case "strategy" -> "watch";
+          case "registeredPods" -> List.of(new RegisteredPod("ns", "pod", "uid-1", List.of(name)));
+          case "objects" -> List.of(new CachedObject("ns", name, "watch", Optional.of(ObjectState.RUNNING), 1,
+              Optional.of(Instant.EPOCH)));
+          case "toString" -> "secret manager";
+          default -> throw new UnsupportedOperationException(method.getName());
+        });
   }
 
   /** A manager that serves one object; every other method fails. */
