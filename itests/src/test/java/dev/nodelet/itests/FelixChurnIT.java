@@ -96,9 +96,6 @@ public class FelixChurnIT extends NodeletTestSupport {
   /** How long the threads, descriptors and class loaders have to come back to the baseline after the cycles. */
   private static final Duration SETTLE_WAIT = Duration.ofSeconds(90);
 
-  /** Set up once per framework (the tests share it): the external driver and its folders. */
-  private static Process externalDriver;
-  private static Path registry;
   /** One HTTP/1.1 connection to the test JVM's observation endpoint, opened before any baseline. */
   private static HttpClient observer;
   private static final AtomicLong VALUES = new AtomicLong();
@@ -368,13 +365,13 @@ public class FelixChurnIT extends NodeletTestSupport {
       ConfigurationAdmin admin = service(ConfigurationAdmin.class);
       admin.getConfiguration(KUBE_PID, "?").update(new Hashtable<>(Map.of(
           "master.url", System.getProperty(API_SERVER_URL_PROPERTY), "node.name", NODE_NAME)));
-      registry = privateFolder("registry");
+      Path registry = privateFolder("registry");
       Path plugins = privateFolder("plugins");
       admin.getConfiguration("dev.nodelet.dra.grpc", "?").update(new Hashtable<>(Map.of(
           "registration.folder", registry.toString(), "poll.interval.millis", 200L)));
       admin.createFactoryConfiguration("dev.nodelet.driver.example", "?").update(new Hashtable<>(Map.of(
           "driver.name", EXAMPLE_DRIVER, "device.count", EXAMPLE_DEVICES)));
-      externalDriver = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+      Process externalDriver = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
           "-jar", System.getProperty(EXTERNAL_DRIVER_JAR_PROPERTY), "--registry", registry.toString(),
           "--plugins", plugins.toString(), "--name", EXTERNAL_DRIVER, "--devices", String.valueOf(EXTERNAL_DEVICES))
           .redirectErrorStream(true).redirectOutput(Path.of(registry + ".log").toFile()).start();
