@@ -6,8 +6,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import java.net.http.HttpClient;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -21,19 +21,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  * each watch has its own connection, all served by the client's one selector thread. Its pools are small and
  * bounded, so threads do not grow with the number of watches. It does not reconnect a failed watch itself (fabric8
  * would back off to 32 s): the store retries sooner and relists on 410 Gone.
+ *
+ * <p>The pools are never shut down. The JDK 17 client cannot be closed, and it completes a response on its executor:
+ * if that executor rejected the task, a list or watch answered after {@link #close()} never completed, so the store
+ * never closed the watch, the connection stayed open and the server kept the watch, for good (the open exchange also
+ * keeps the client and its selector thread from the garbage collector). Once closed, the pools keep running what is
+ * still in flight (the stores close every watch that comes back late) and their threads end within
+ * {@link #CLOSED_KEEP_ALIVE} of their last task.
  */
 public final class WatchClient implements AutoCloseable {
 
   private static final int HTTP_THREADS = 2;
   private static final int TASK_THREADS = 4;
+  /** How long a thread of a closed client's pools waits for more work before it ends. */
+  static final Duration CLOSED_KEEP_ALIVE = Duration.ofSeconds(1);
 
   private final KubernetesClient client;
-  private final List<ExecutorService> pools;
+  private final List<ThreadPoolExecutor> pools;
 
   /** @param of the client whose configuration (server, credentials, timeouts) to use; not closed here */
   public WatchClient(KubernetesClient of) {
-    ExecutorService http = pool("nodelet-store-watch-http", HTTP_THREADS);
-    ExecutorService tasks = pool("nodelet-store-watch-task", TASK_THREADS);
+    ThreadPoolExecutor http = pool("nodelet-store-watch-http", HTTP_THREADS);
+    ThreadPoolExecutor tasks = pool("nodelet-store-watch-task", TASK_THREADS);
     this.pools = List.of(http, tasks);
     // no retries inside fabric8 either (10 by default, ~19 s against a stopped server): the store retries itself
     Config config = new ConfigBuilder(of.getConfiguration()).withWatchReconnectLimit(0)
@@ -56,7 +65,7 @@ public final class WatchClient implements AutoCloseable {
     return client;
   }
 
-  private static ExecutorService pool(String prefix, int size) {
+  private static ThreadPoolExecutor pool(String prefix, int size) {
     AtomicInteger threads = new AtomicInteger();
     ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
         runnable -> {
@@ -68,10 +77,20 @@ public final class WatchClient implements AutoCloseable {
     return pool;
   }
 
-  /** Closes the client, its connections and its pools. */
+  /**
+   * Closes the client. What is in flight still completes (rejecting it would strand its connection, see above); the
+   * pools' threads end within {@link #CLOSED_KEEP_ALIVE} of their last task. Idle connections close when the garbage
+   * collector takes the JDK client, with its selector thread.
+   */
   @Override
   public void close() {
     client.close();
-    pools.forEach(ExecutorService::shutdownNow);
+    // shorter than before: the idle threads are woken and end after this
+    pools.forEach(pool -> pool.setKeepAliveTime(CLOSED_KEEP_ALIVE.toMillis(), TimeUnit.MILLISECONDS));
+  }
+
+  /** The threads of the client's pools, for tests. */
+  int poolThreads() {
+    return pools.stream().mapToInt(ThreadPoolExecutor::getPoolSize).sum();
   }
 }
