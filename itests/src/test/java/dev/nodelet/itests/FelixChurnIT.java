@@ -109,6 +109,10 @@ public class FelixChurnIT extends NodeletTestSupport {
     List<Option> options = new ArrayList<>(List.of(felixOptions(server)));
     // every cycle logs its lifecycle at INFO: a thousand lines per bundle; warnings and errors still show
     options.add(systemProperty("org.slf4j.simpleLogger.defaultLogLevel").value("warn"));
+    // an idle keep-alive connection of the JDK HTTP client, like an idle pool thread, ends by itself, after 20
+    // minutes; 5 s here, so that the ones the churn left idle are gone within the wait. A connection in use (an
+    // open watch, a stranded exchange) is not idle and still counts.
+    options.add(systemProperty("jdk.httpclient.keepalive.timeout").value("5"));
     options.add(systemProperty(CYCLES_PROPERTY).value(String.valueOf(Integer.getInteger(CYCLES_PROPERTY,
         DEFAULT_CYCLES))));
     return options.toArray(Option[]::new);
@@ -549,7 +553,8 @@ public class FelixChurnIT extends NodeletTestSupport {
     }
 
     int sockets() {
-      return descriptors.getOrDefault("socket", 0);
+      return descriptors.entrySet().stream().filter(e -> e.getKey().startsWith("socket"))
+          .mapToInt(Map.Entry::getValue).sum();
     }
 
     int descriptorCount() {
@@ -585,26 +590,70 @@ public class FelixChurnIT extends NodeletTestSupport {
           + "\nwatches " + watches + " -> " + after.watches;
     }
 
-    /** The open descriptors of this process by kind: socket, pipe, anon_inode:[...], jar, or another file. */
+    /**
+     * The open descriptors of this process by kind: sockets by what they are (TCP to the API server or elsewhere,
+     * with the TCP state; unix), pipe, anon_inode:[...], jar, or another file.
+     */
     private static Map<String, Integer> descriptors() throws IOException {
+      Map<String, String> sockets = socketsByInode();
       Map<String, Integer> kinds = new TreeMap<>();
-      List<Path> fds;
-      try (Stream<Path> list = Files.list(Path.of("/proc/self/fd"))) {
-        fds = list.collect(Collectors.toList());
-      }
-      for (Path fd : fds) {
-        String target;
-        try {
-          target = Files.readSymbolicLink(fd).toString();
-        } catch (IOException e) {
-          continue; // closed while listing, such as the listing's own
-        }
-        String kind = target.startsWith("socket:") ? "socket" : target.startsWith("pipe:") ? "pipe"
-            : target.startsWith("anon_inode:") ? target : target.endsWith(".jar") ? "jar" : "file";
+      for (String target : descriptorTargets()) {
+        String kind = target.startsWith("socket:[")
+            ? "socket " + sockets.getOrDefault(target.substring(8, target.length() - 1), "(other)")
+            : target.startsWith("pipe:") ? "pipe" : target.startsWith("anon_inode:") ? target
+            : target.endsWith(".jar") ? "jar" : "file";
         kinds.merge(kind, 1, Integer::sum);
       }
       return kinds;
     }
+
+    private static List<String> descriptorTargets() throws IOException {
+      List<Path> fds;
+      try (Stream<Path> list = Files.list(Path.of("/proc/self/fd"))) {
+        fds = list.collect(Collectors.toList());
+      }
+      List<String> targets = new ArrayList<>();
+      for (Path fd : fds) {
+        try {
+          targets.add(Files.readSymbolicLink(fd).toString());
+        } catch (IOException e) {
+          // closed while listing, such as the listing's own
+        }
+      }
+      return targets;
+    }
+
+    /**
+     * What each socket of the network namespace is, by inode: TCP to the API server or elsewhere with its state (an
+     * idle keep-alive connection is ESTABLISHED; one the server closed and this side did not, CLOSE_WAIT), or unix.
+     */
+    private static Map<String, String> socketsByInode() throws IOException {
+      int apiServerPort = URI.create(System.getProperty(API_SERVER_URL_PROPERTY)).getPort();
+      Map<String, String> byInode = new TreeMap<>();
+      for (String table : List.of("tcp", "tcp6")) {
+        // "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode"
+        for (String line : Files.readAllLines(Path.of("/proc/self/net/" + table)).stream().skip(1)
+            .collect(Collectors.toList())) {
+          String[] c = line.trim().split("\\s+");
+          int remotePort = Integer.parseInt(c[2].substring(c[2].indexOf(':') + 1), 16);
+          byInode.put(c[9], "tcp " + (remotePort == apiServerPort ? "to the API server" : "elsewhere") + " "
+              + TCP_STATES.getOrDefault(c[3], "state " + c[3]));
+        }
+      }
+      // "Num RefCount Protocol Flags Type St Inode Path"
+      for (String line : Files.readAllLines(Path.of("/proc/self/net/unix")).stream().skip(1)
+          .collect(Collectors.toList())) {
+        String[] c = line.trim().split("\\s+");
+        if (c.length > 6) {
+          byInode.put(c[6], "unix");
+        }
+      }
+      return byInode;
+    }
+
+    private static final Map<String, String> TCP_STATES = Map.of("01", "ESTABLISHED", "02", "SYN_SENT",
+        "04", "FIN_WAIT1", "05", "FIN_WAIT2", "07", "CLOSE", "08", "CLOSE_WAIT", "09", "LAST_ACK", "0A", "LISTEN",
+        "0B", "CLOSING");
   }
 
   private static void report(String symbolicName, int cycles, Snapshot baseline, Snapshot after, Timing restarts,
