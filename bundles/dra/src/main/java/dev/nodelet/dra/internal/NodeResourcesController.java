@@ -314,6 +314,9 @@ public final class NodeResourcesController implements AutoCloseable {
       }
     }
     if (stoppedInformer != null) {
+      // twice: fabric8 7.5.2's Reflector.stop() closes its watch before it marks itself stopped, so a list ending
+      // in between starts a watch nobody closes (see NodeTtl in nodelet-store-ttl); the second stop closes it
+      stoppedInformer.stop();
       stoppedInformer.stop();
     }
     if (ownScheduler != null) {

@@ -159,6 +159,9 @@ final class PodSource implements AutoCloseable {
   public void close() {
     synchronized (this) {
       if (informer != null) {
+        // twice: fabric8 7.5.2's Reflector.stop() closes its watch before it marks itself stopped, so a list ending
+        // in between starts a watch nobody closes (see NodeTtl in nodelet-store-ttl); the second stop closes it
+        informer.stop();
         informer.stop();
       }
       listeners.values().forEach(ListenerQueue::cancel);
