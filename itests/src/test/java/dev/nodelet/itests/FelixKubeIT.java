@@ -132,7 +132,8 @@ public class FelixKubeIT extends NodeletTestSupport {
   public void anInvalidConfigurationChangeKeepsTheClientOfTheLastGoodOne() throws Exception {
     configureForApiServer();
     Set<String> registered = new TreeSet<>(List.of(KUBERNETES_CLIENT, NodeIdentity.class.getName()));
-    assertEquals(registered, kubeServices());
+    // the component registers NodeIdentity just after it is active
+    await().atMost(WAIT).until(this::kubeServices, registered::equals);
 
     configureKube(Map.of("master.url", "not a url", "node.name", NODE_NAME));
     assertEquals(registered, kubeServices());
