@@ -405,7 +405,7 @@ public class FelixChurnIT extends NodeletTestSupport {
     watches.put("configmaps", "watch".equals(strategy) ? CONFIGMAP_REFERENCES.size() : 0);
     watches.put("secrets", "watch".equals(strategy) ? SECRET_REFERENCES.size() : 0);
     watches.put("pods", 1); // the pod source
-    watches.put("nodes", "ttl".equals(strategy) ? 2 : 1); // the node identity, and the TTL annotation
+    watches.put("nodes", 1); // the node identity; the TTL strategy reads the node's annotation from it
     watches.put("resourceslices", 1); // the DRA controller
     return watches;
   }

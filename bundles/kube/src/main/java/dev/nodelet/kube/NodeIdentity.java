@@ -32,4 +32,18 @@ public interface NodeIdentity {
    * @return the UID, or empty while the API server holds no such {@code Node} or has not been reached yet
    */
   Optional<String> nodeUid();
+
+  /**
+   * An annotation of this node's {@code Node} object as last seen on the API server, kept fresh by the same watch
+   * as {@link #nodeUid()}, so that consumers (such as the {@code ttl} store strategy) need no watch of their own.
+   * Never blocks.
+   *
+   * @param key the annotation's key, such as {@code node.alpha.kubernetes.io/ttl}
+   * @return the value, or empty while the node has no such annotation or has not been seen; the default
+   *     implementation knows no annotations
+   * @since 1.1
+   */
+  default Optional<String> nodeAnnotation(String key) {
+    return Optional.empty();
+  }
 }

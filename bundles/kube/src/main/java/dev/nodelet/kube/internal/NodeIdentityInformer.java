@@ -5,14 +5,17 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link NodeIdentity} whose UID follows the node's {@code Node} object through an informer on that single object
- * (field selector {@code metadata.name}). {@link #start()} returns at once; the informer lists, watches and retries
+ * A {@link NodeIdentity} whose UID and annotations follow the node's {@code Node} object through an informer on that
+ * single object (field selector {@code metadata.name}). {@link #start()} returns at once; the informer lists, watches and retries
  * in the client's threads until {@link #close()}.
  */
 public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
@@ -22,6 +25,7 @@ public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
   private final String nodeName;
   private final SharedIndexInformer<Node> informer;
   private volatile String uid;
+  private volatile Map<String, String> annotations = Map.of();
 
   public NodeIdentityInformer(KubernetesClient client, String nodeName) {
     this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
@@ -48,6 +52,11 @@ public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
   @Override
   public Optional<String> nodeUid() {
     return Optional.ofNullable(uid);
+  }
+
+  @Override
+  public Optional<String> nodeAnnotation(String key) {
+    return Optional.ofNullable(annotations.get(key));
   }
 
   /** Stops the informer; the UID stays as last seen. */
@@ -79,9 +88,12 @@ public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
     public void onDelete(Node node, boolean deletedFinalStateUnknown) {
       LOG.info("Node {} deleted", nodeName);
       uid = null;
+      annotations = Map.of();
     }
 
     private void update(Node node) {
+      Map<String, String> newAnnotations = node.getMetadata().getAnnotations();
+      annotations = newAnnotations == null ? Map.of() : Collections.unmodifiableMap(new HashMap<>(newAnnotations));
       String newUid = node.getMetadata().getUid();
       if (!Objects.equals(uid, newUid)) {
         LOG.info("Node {} has UID {}", nodeName, newUid);

@@ -64,6 +64,25 @@ class NodeIdentityInformerTest {
   }
 
   @Test
+  void followsTheAnnotationsOfItsNode() {
+    createNode("node-a");
+    try (NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a")) {
+      identity.start();
+      await().atMost(WAIT).until(() -> identity.nodeUid().isPresent());
+      assertThat(identity.nodeAnnotation("node.alpha.kubernetes.io/ttl")).isEmpty();
+
+      admin.nodes().withName("node-a").edit(n -> new NodeBuilder(n).editMetadata()
+          .addToAnnotations("node.alpha.kubernetes.io/ttl", "30").endMetadata().build());
+      await().atMost(WAIT).until(() -> identity.nodeAnnotation("node.alpha.kubernetes.io/ttl").isPresent());
+      assertThat(identity.nodeAnnotation("node.alpha.kubernetes.io/ttl")).contains("30");
+      assertThat(identity.nodeAnnotation("other")).isEmpty();
+
+      admin.nodes().withName("node-a").delete();
+      await().atMost(WAIT).until(() -> identity.nodeAnnotation("node.alpha.kubernetes.io/ttl").isEmpty());
+    }
+  }
+
+  @Test
   void startDoesNotWaitForTheServerAndRetriesUntilItIsBack() {
     String uid = createNode("node-a").getMetadata().getUid();
     server.stop();

@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -18,7 +19,9 @@ import java.util.function.Supplier;
  * otherwise; registering a pod invalidates the copies it references. The time-to-live is the node's annotation
  * {@value #TTL_ANNOTATION} (whole seconds) when a node name is given and the annotation parses, else the default.
  *
- * <p>The only watch it keeps is on its own {@code Node} object, for the annotation; {@link #close()} ends it.
+ * <p>Given a node name, it keeps one watch, on that {@code Node} object, for the annotation; {@link #close()} ends
+ * it. Given a source of the node's annotations instead (in OSGi, the {@code NodeIdentity} service, which watches the
+ * node anyway), it keeps none.
  */
 public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
 
@@ -35,7 +38,16 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     this.clock = builder.clock;
     this.nodeTtl = builder.nodeName.map(node -> NodeTtl.start(builder.client, node, TTL_ANNOTATION));
     Duration defaultTtl = builder.defaultTtl;
-    this.ttl = nodeTtl.<Supplier<Duration>>map(n -> () -> n.ttl().orElse(defaultTtl)).orElse(() -> defaultTtl);
+    Optional<Function<String, Optional<String>>> annotations = builder.nodeAnnotations;
+    if (nodeTtl.isPresent()) {
+      NodeTtl node = nodeTtl.get();
+      this.ttl = () -> node.ttl().orElse(defaultTtl);
+    } else if (annotations.isPresent()) {
+      Function<String, Optional<String>> annotation = annotations.get();
+      this.ttl = () -> annotation.apply(TTL_ANNOTATION).flatMap(NodeTtl::parse).orElse(defaultTtl);
+    } else {
+      this.ttl = () -> defaultTtl;
+    }
   }
 
   /**
@@ -72,6 +84,7 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     private Clock clock = Clock.systemUTC();
     private Duration defaultTtl = Duration.ofMinutes(1);
     private Optional<String> nodeName = Optional.empty();
+    private Optional<Function<String, Optional<String>>> nodeAnnotations = Optional.empty();
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -101,11 +114,30 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     }
 
     /**
+     * The strategy watches this node for its {@value #TTL_ANNOTATION} annotation. Replaces
+     * {@link #nodeAnnotations}.
+     *
      * @param nodeName the node whose {@value #TTL_ANNOTATION} annotation sets the time-to-live; none by default
      * @return this builder
      */
     public Builder nodeName(String nodeName) {
       this.nodeName = Optional.of(Objects.requireNonNull(nodeName, "nodeName"));
+      this.nodeAnnotations = Optional.empty();
+      return this;
+    }
+
+    /**
+     * The strategy reads the node's {@value #TTL_ANNOTATION} annotation from this source on every get that needs the
+     * time-to-live, and keeps no watch of its own. Replaces {@link #nodeName}.
+     *
+     * @param nodeAnnotations the node's annotation of a key, as last seen; must not block (in OSGi,
+     *     {@code NodeIdentity::nodeAnnotation})
+     * @return this builder
+     * @since 1.1
+     */
+    public Builder nodeAnnotations(Function<String, Optional<String>> nodeAnnotations) {
+      this.nodeAnnotations = Optional.of(Objects.requireNonNull(nodeAnnotations, "nodeAnnotations"));
+      this.nodeName = Optional.empty();
       return this;
     }
 

@@ -18,11 +18,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The time-to-live a node asks for in an annotation, kept current by a list and watch of that one node.
+ * The time-to-live a node asks for in an annotation, kept current by a list and watch of that one node: for plain
+ * Java programs ({@code TtlStoreStrategy.Builder.nodeName}). In OSGi the strategy reads the annotation from the
+ * {@code NodeIdentity} service instead and keeps no watch.
  *
- * <p>Not a fabric8 informer: stopping one (7.5.2) while its watch request is in flight cancels only the future, and
- * the watch that opens afterwards is closed by nobody, so the API server keeps it (the bundle churn test found one in
- * about a hundred stops). Here a watch that opens after {@link #close()} is closed as soon as it arrives.
+ * <p>Not a fabric8 informer: one stopped while its list or watch is in flight can leave the watch that opens
+ * afterwards to nobody. Here a watch that opens after {@link #close()} is closed as soon as it arrives. (A fabric8
+ * HTTP watch closed before its response has arrived can still leave its connection in the client, fabric8 7.5.2.)
  */
 public final class NodeTtl implements AutoCloseable {
 
@@ -61,7 +63,11 @@ public final class NodeTtl implements AutoCloseable {
     if (current == null || current.getMetadata().getAnnotations() == null) {
       return Optional.empty();
     }
-    String value = current.getMetadata().getAnnotations().get(annotation);
+    return parse(current.getMetadata().getAnnotations().get(annotation));
+  }
+
+  /** An annotation's value in whole seconds, if it parses (negative means 0). */
+  public static Optional<Duration> parse(String value) {
     if (value == null) {
       return Optional.empty();
     }

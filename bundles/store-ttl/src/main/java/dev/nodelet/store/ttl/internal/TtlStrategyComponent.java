@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * strategy for the stores created from then on (the Nodelet managers take fresh stores when the service's properties
  * change; the strategy before closes with its last store), an invalid one is refused with an error naming the key
  * and the last good configuration stays in force. An invalid configuration at activation fails the activation. A
- * new client or node identity re-activates it; deactivation ends the watch on the node.
+ * new client or node identity re-activates it. It keeps no watch: the node's annotation comes from the
+ * {@link NodeIdentity} service, which watches the node anyway (a watch of its own, stopped within milliseconds of its
+ * start, could leave its connection open in the shared client: found by the bundle churn soak, issue 9).
  */
 @Component(service = StoreStrategy.class, configurationPid = TtlStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=ttl")
@@ -79,7 +81,7 @@ public final class TtlStrategyComponent implements StoreStrategy {
     TtlStoreStrategy.Builder builder = TtlStoreStrategy.builder(client)
         .defaultTtl(Duration.ofSeconds(s.defaultTtlSeconds()));
     if (s.useNodeAnnotation()) {
-      builder.nodeName(node.nodeName());
+      builder.nodeAnnotations(node::nodeAnnotation);
     }
     return builder.build();
   }
