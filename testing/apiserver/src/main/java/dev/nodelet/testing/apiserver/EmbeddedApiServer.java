@@ -38,7 +38,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
 
   private EmbeddedApiServer(Builder builder) {
     this.dispatcher = new ApiServerDispatcher(builder.historySize, builder.bookmarkInterval,
-        new Authorizer(builder.subjects));
+        new Authorizer(builder.subjects), builder.validateNames);
     this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port);
   }
 
@@ -220,6 +220,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
     private int historySize = 10_000;
     private Duration bookmarkInterval = Duration.ofSeconds(60);
     private final Map<String, Authorizer.Subject> subjects = new LinkedHashMap<>();
+    private boolean validateNames = true;
 
     private Builder() {
     }
@@ -269,6 +270,15 @@ public final class EmbeddedApiServer implements AutoCloseable {
         throw new IllegalArgumentException("user must not be blank");
       }
       subjects.put(requireToken(token), new Authorizer.Subject(user, List.copyOf(rules)));
+      return this;
+    }
+
+    /**
+     * Stores objects whose {@code metadata.name} the API server would refuse ({@code 422 Invalid}), for tests that
+     * feed a client bad objects as a misbehaving writer could have left them. Every other check still applies.
+     */
+    public Builder acceptInvalidNames() {
+      this.validateNames = false;
       return this;
     }
 

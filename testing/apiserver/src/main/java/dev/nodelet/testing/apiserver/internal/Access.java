@@ -22,6 +22,20 @@ record Access(boolean resourceRequest, Verb verb, String apiGroup, String resour
 
   private static final Set<String> NAMESPACE_SUBRESOURCES = Set.of("status", "finalize");
 
+  /** The version in the path ({@code v1} of {@code /apis/resource.k8s.io/v1/...}); empty for a non-resource path. */
+  String version() {
+    if (!resourceRequest) {
+      return "";
+    }
+    String[] parts = path.split("/");
+    return apiGroup.isEmpty() ? parts[2] : parts[3];
+  }
+
+  /** The group version in the path, {@code v1} or {@code resource.k8s.io/v1}. */
+  String apiVersion() {
+    return apiGroup.isEmpty() ? version() : apiGroup + "/" + version();
+  }
+
   static Access of(HttpMethod method, String pathAndQuery) {
     HttpUrl url = HttpUrl.parse("http://localhost" + (pathAndQuery.startsWith("/") ? "" : "/") + pathAndQuery);
     String path = url.uri().getRawPath();

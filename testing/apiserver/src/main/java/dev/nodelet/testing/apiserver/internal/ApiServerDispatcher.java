@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.nodelet.testing.apiserver.RecordedWrite;
 import dev.nodelet.testing.apiserver.Verb;
+import dev.nodelet.testing.apiserver.internal.Resources.Resource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.server.mock.KubernetesAttributesExtractor;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
@@ -70,11 +71,25 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final List<RecordedWrite> writes = new CopyOnWriteArrayList<>();
   private final Map<String, java.util.concurrent.atomic.LongAdder> requests = new ConcurrentHashMap<>();
   private volatile ScheduledExecutorService timer;
+  private final boolean validateNames;
+  /** The object the delete on this thread removed, for the write record: the answer is a Status. */
+  private static final ThreadLocal<String> DELETED = new ThreadLocal<>();
+  private boolean dryRun; // guarded by writeMonitor: the write in progress stores nothing
+  private String lastStored; // guarded by writeMonitor: the object the write in progress stored
 
-  public ApiServerDispatcher(int historySize, Duration bookmarkInterval, Authorizer authorizer) {
+  public ApiServerDispatcher(int historySize, Duration bookmarkInterval, Authorizer authorizer,
+      boolean validateNames) {
+    this.validateNames = validateNames;
     this.historySize = historySize;
     this.bookmarkInterval = bookmarkInterval;
     this.authorizer = authorizer;
+    // the namespaces every cluster has
+    for (String namespace : List.of("default", "kube-system", "kube-public", "kube-node-lease")) {
+      handleCreate(new RecordedRequest("HTTP/1.1", io.fabric8.mockwebserver.dsl.HttpMethod.POST,
+          "/api/v1/namespaces", io.fabric8.mockwebserver.http.Headers.builder().build(),
+          new Buffer(("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" + namespace
+              + "\"}}").getBytes(StandardCharsets.UTF_8))));
+    }
   }
 
   public Authorizer authorizer() {
@@ -139,11 +154,22 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     if (request.getPath().startsWith(OBSERVE_PATH)) {
       return observe(request);
     }
+    Access access = Access.of(request.method(), request.getPath());
+    if (!access.resourceRequest()) {
+      MockResponse denied = authorizer.check(request);
+      return denied != null ? denied : Discovery.answer(access.path(), request.getHeader("Host"));
+    }
     RequestInfo info = RequestInfo.of(request);
     requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
         .increment();
     // as in the API server, authentication and authorization come before anything else
     MockResponse response = authorizer.check(request);
+    Resource resource = Resources.find(access.apiVersion(), access.resource())
+        .filter(r -> access.subresource().isEmpty() || r.subresources().contains(access.subresource()))
+        .orElse(null);
+    if (response == null && resource == null) {
+      response = Discovery.notFound();
+    }
     if (response == null) {
       OptionalInt injected = faults.take(info.verb(), info.resource());
       if (injected.isPresent()) {
@@ -151,7 +177,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
             + info.resource());
       } else {
         try {
-          response = route(request, info);
+          response = route(request, info, resource);
         } catch (IllegalArgumentException e) {
           response = Status.response(400, e.getMessage());
         }
@@ -163,6 +189,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     if (response.code() >= 400 && (response.getBody() == null || response.getBody().size() == 0)) {
       String what = info.name() == null ? info.resource() : info.resource() + " \"" + info.name() + "\"";
       response = Status.response(response.code(), response.code() == 404 ? what + " not found" : what);
+    }
+    if (response.getHeaders().get("Content-Type") == null) {
+      response.setHeader("Content-Type", "application/json");
     }
     Duration delay = faults.delay();
     return delay.isZero() ? response : response.setBodyDelay(delay);
@@ -192,34 +221,211 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json").setBody(body);
   }
 
-  private MockResponse route(RecordedRequest request, RequestInfo info) {
+  private MockResponse route(RecordedRequest request, RequestInfo info, Resource resource) {
     switch (info.verb()) {
       case WATCH:
         return watch(info);
       case LIST:
-        return list(info);
+        return list(info, resource);
       case CREATE:
-        synchronized (writeMonitor) {
-          return handleCreate(withGeneratedName(request, info));
-        }
       case UPDATE:
-        synchronized (writeMonitor) {
-          return handleUpdate(request);
-        }
       case PATCH:
         synchronized (writeMonitor) {
-          return handlePatch(request);
+          try {
+            return write(request, info, resource);
+          } catch (Admission.Rejected e) {
+            return Status.invalid(e.code, e.getMessage(), resource, info.name(), e.causes);
+          } finally {
+            dryRun = false;
+            lastStored = null;
+          }
         }
       case DELETE:
         synchronized (writeMonitor) {
-          MockResponse failed = checkPreconditions(request, info);
-          return failed != null ? failed : handleDelete(request.getPath());
+          try {
+            return delete(request, info, resource);
+          } finally {
+            dryRun = false;
+            lastStored = null;
+          }
         }
       case DELETECOLLECTION:
         return deleteCollection(info);
       default:
         return handleGet(request.getPath());
     }
+  }
+
+  /**
+   * A create, update or patch: the body checked and completed as the API server does, then stored by the stock
+   * handler (an update, for a patch), whose resourceVersion and conflict checks apply.
+   */
+  private MockResponse write(RecordedRequest request, RequestInfo info, Resource resource) {
+    String contentType = Objects.requireNonNullElse(request.getHeader("Content-Type"), "application/json");
+    String mediaType = contentType.split(";")[0].trim().toLowerCase(java.util.Locale.ROOT);
+    dryRun = dryRun(info);
+    String validation = Objects.requireNonNullElse(info.param("fieldValidation"), "Warn");
+    if (!Set.of("Strict", "Warn", "Ignore").contains(validation)) {
+      throw new IllegalArgumentException("fieldValidation: Unsupported value: \"" + validation
+          + "\": supported values: \"Ignore\", \"Strict\", \"Warn\"");
+    }
+    String rawPath = info.url().uri().getRawPath();
+    String path = request.getPath();
+    boolean creating = info.verb() == Verb.CREATE;
+    ObjectNode object;
+    if (info.verb() == Verb.PATCH) {
+      Map.Entry<AttributeSet, String> current;
+      synchronized (eventLock) {
+        current = findResource(extractor.fromPath(rawPath));
+      }
+      JsonNode body = readJson(request, mediaType);
+      if (mediaType.equals("application/apply-patch+yaml")) {
+        object = applied(info, resource, current == null ? null : (ObjectNode) Json.read(current.getValue()), body);
+        if (current == null) { // apply creates: a POST to the collection
+          creating = true;
+          path = rawPath.substring(0, rawPath.lastIndexOf('/'))
+              + (info.url().uri().getRawQuery() == null ? "" : "?" + info.url().uri().getRawQuery());
+        }
+      } else if (current == null) {
+        return Status.notFound(resource, info.name());
+      } else {
+        JsonNode patched = patch(mediaType, Json.read(current.getValue()), body);
+        if (!(patched instanceof ObjectNode o)) {
+          throw new IllegalArgumentException("the patch does not leave an object");
+        }
+        object = o;
+      }
+      if (current != null) {
+        String currentVersion = Json.read(current.getValue()).path("metadata").path("resourceVersion").asText();
+        String patchedVersion = object.path("metadata").path("resourceVersion").asText("");
+        if (!patchedVersion.isEmpty() && !patchedVersion.equals(currentVersion)) {
+          return Status.conflict(resource, info.name());
+        }
+        object.with("metadata").put("resourceVersion", currentVersion);
+      }
+    } else {
+      if (!(readJson(request, mediaType) instanceof ObjectNode o)) {
+        throw new IllegalArgumentException("the request body is not a JSON object");
+      }
+      object = o;
+    }
+    Admission.admit(resource, object, info.namespace(), info.name(), validateNames && creating);
+    List<String> warnings = new ArrayList<>();
+    if (!validation.equals("Ignore")) {
+      List<String> unknown = Admission.unknownFields(resource, object);
+      if (!unknown.isEmpty() && validation.equals("Strict")) {
+        return Status.response(400, "strict decoding error: " + String.join(", ",
+            unknown.stream().map(f -> "unknown field \"" + f + "\"").toList()));
+      }
+      unknown.forEach(f -> warnings.add("unknown field \"" + f + "\""));
+    }
+    RecordedRequest forward = new RecordedRequest(request.getHttpVersion(),
+        creating ? io.fabric8.mockwebserver.dsl.HttpMethod.POST : io.fabric8.mockwebserver.dsl.HttpMethod.PUT,
+        path, request.getHeaders(), new Buffer(Serialization.asJson(object).getBytes(StandardCharsets.UTF_8)));
+    MockResponse response = creating ? handleCreate(withGeneratedName(forward, info)) : handleUpdate(forward);
+    if (response.code() == 409) {
+      String name = info.name() != null ? info.name() : object.path("metadata").path("name").asText();
+      return creating ? Status.alreadyExists(resource, name) : Status.conflict(resource, name);
+    }
+    if (response.code() == 404) {
+      return Status.notFound(resource, info.name());
+    }
+    if (response.code() < 300 && lastStored != null) {
+      response = new MockResponse().setResponseCode(creating ? 201 : 200)
+          .setHeader("Content-Type", "application/json").setBody(lastStored);
+    }
+    for (String warning : warnings) {
+      response.addHeader("Warning", "299 - \"" + warning.replace("\"", "\\\"") + "\"");
+    }
+    return response;
+  }
+
+  /** The object a server-side apply leaves; a 409 with the conflicting fields unless forced. */
+  private static ObjectNode applied(RequestInfo info, Resource resource, ObjectNode current, JsonNode body) {
+    String manager = Objects.requireNonNullElse(info.param("fieldManager"), "");
+    if (manager.isEmpty()) {
+      throw new Admission.Rejected(422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
+          + "is required for apply patch", List.of());
+    }
+    if (!(body instanceof ObjectNode config)) {
+      throw new IllegalArgumentException("an applied configuration must be an object");
+    }
+    if (config.path("apiVersion").asText("").isEmpty() || config.path("kind").asText("").isEmpty()) {
+      throw new IllegalArgumentException("invalid object type: " + config.path("apiVersion").asText("") + ", Kind="
+          + config.path("kind").asText(""));
+    }
+    Apply.Result result = Apply.apply(current, config, manager, resource.apiVersion(),
+        "true".equals(info.param("force")));
+    if (!result.conflicts().isEmpty()) {
+      List<String[]> causes = new ArrayList<>();
+      result.conflicts().forEach((field, owner) -> causes.add(new String[] {"FieldManagerConflict", field,
+          "conflict with \"" + owner + "\""}));
+      String detail = result.conflicts().entrySet().stream()
+          .map(e -> "conflict with \"" + e.getValue() + "\": " + e.getKey())
+          .collect(java.util.stream.Collectors.joining("\n- ", "\n- ", ""));
+      throw new Admission.Rejected(409, "Apply failed with " + result.conflicts().size() + " conflict"
+          + (result.conflicts().size() == 1 ? "" : "s") + ":" + (result.conflicts().size() == 1
+          ? " " + detail.substring(3) : detail), causes);
+    }
+    return result.object();
+  }
+
+  private static boolean dryRun(RequestInfo info) {
+    String value = info.param("dryRun");
+    if (value == null || value.isEmpty()) {
+      return false;
+    }
+    if (!value.equals("All")) {
+      throw new IllegalArgumentException("dryRun: Unsupported value: \"" + value + "\": supported values: \"All\"");
+    }
+    return true;
+  }
+
+  private static JsonNode patch(String mediaType, JsonNode current, JsonNode patch) {
+    switch (mediaType) {
+      case "application/json-patch+json":
+        try {
+          return io.fabric8.zjsonpatch.JsonPatch.apply(patch, current);
+        } catch (RuntimeException e) {
+          throw new Admission.Rejected(422, "the server rejected our request due to an error in our request: "
+              + e.getMessage(), List.of());
+        }
+      case "application/merge-patch+json":
+        return Patches.merge(current, patch);
+      case "application/strategic-merge-patch+json":
+        return Patches.strategic(current, patch);
+      default:
+        throw new Admission.Rejected(415, "the body of the request was in an unknown format - accepted media "
+            + "types include: application/json-patch+json, application/merge-patch+json, "
+            + "application/apply-patch+yaml, application/strategic-merge-patch+json", List.of());
+    }
+  }
+
+  /** A delete: 200 with a Success Status (pods: the object) when gone, 202 with the object when finalizers hold it. */
+  private MockResponse delete(RecordedRequest request, RequestInfo info, Resource resource) {
+    dryRun = dryRun(info);
+    MockResponse failed = checkPreconditions(request, info);
+    if (failed != null) {
+      return failed;
+    }
+    MockResponse response = handleDelete(request.getPath());
+    if (response.code() == 404) {
+      return Status.notFound(resource, info.name());
+    }
+    if (response.code() >= 300) {
+      return response;
+    }
+    if (lastStored != null) { // still there: finalizers pending
+      return new MockResponse().setResponseCode(202).setHeader("Content-Type", "application/json")
+          .setBody(lastStored);
+    }
+    String deleted = response.getBody() == null ? "{}" : response.getBody().readUtf8();
+    DELETED.set(deleted);
+    if (resource.plural().equals("pods")) {
+      return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
+          .setBody(deleted);
+    }
+    return Status.success(resource, info.name(), Json.read(deleted).path("metadata").path("uid").asText(null));
   }
 
   /** The query of a list or watch: the stock path and label attributes, with field selectors parsed here. */
@@ -233,21 +439,27 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     return labels == null ? "" : "?labelSelector=" + java.net.URLEncoder.encode(labels, StandardCharsets.UTF_8);
   }
 
-  private MockResponse list(RequestInfo info) {
+  private MockResponse list(RequestInfo info, Resource resource) {
     AttributeSet query = query(info);
-    List<String> items = new ArrayList<>();
+    java.util.TreeMap<String, String> items = new java.util.TreeMap<>(); // by key, as etcd orders them
     long resourceVersion;
     synchronized (eventLock) {
       map.forEach((attributes, object) -> {
         if (attributes.matches(query)) {
-          items.add(object);
+          items.put(keyOf(attributes), object);
         }
       });
       resourceVersion = currentResourceVersion;
     }
     return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
-        .setBody(((io.fabric8.kubernetes.client.server.mock.KubernetesResponseComposer) responseComposer)
-            .compose(items, String.valueOf(resourceVersion)));
+        .setBody(Lists.page(resource, items, resourceVersion, info.param("limit"), info.param("continue")));
+  }
+
+  private static String keyOf(AttributeSet attributes) {
+    Attribute namespace = attributes.getAttribute(KubernetesAttributesExtractor.NAMESPACE);
+    Attribute name = attributes.getAttribute(KubernetesAttributesExtractor.NAME);
+    return (namespace == null ? "" : String.valueOf(namespace.getValues().iterator().next())) + "/"
+        + (name == null ? "" : String.valueOf(name.getValues().iterator().next()));
   }
 
   private MockResponse deleteCollection(RequestInfo info) {
@@ -342,14 +554,25 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   }
 
   private static JsonNode readJson(RecordedRequest request) {
+    return readJson(request, "application/json");
+  }
+
+  /** The body of a request as JSON (YAML too, as the API server accepts it); 415 for another format. */
+  private static JsonNode readJson(RecordedRequest request, String mediaType) {
     byte[] body = request.getBody() == null ? new byte[0] : request.getBody().getBytes();
     if (body.length == 0) {
       return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
     }
+    boolean yaml = mediaType.endsWith("yaml");
+    if (!yaml && !mediaType.endsWith("json")) {
+      throw new Admission.Rejected(415, "the body of the request was in an unknown format - accepted media types "
+          + "include: application/json, application/yaml", List.of());
+    }
     try {
-      return Serialization.jsonMapper().readTree(body);
+      return yaml ? Serialization.yamlMapper().readTree(body) : Serialization.jsonMapper().readTree(body);
     } catch (java.io.IOException e) {
-      throw new IllegalArgumentException("request body is not valid JSON: " + e.getMessage());
+      throw new IllegalArgumentException("the request body is not valid " + (yaml ? "YAML" : "JSON") + ": "
+          + e.getMessage());
     }
   }
 
@@ -358,7 +581,11 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     String nodeName = null;
     String namespace = info.namespace();
     GenericKubernetesResource object = null;
-    if (response.code() < 300 && response.getBody() != null && response.getBody().size() > 0
+    String deleted = DELETED.get();
+    DELETED.remove();
+    if (deleted != null) {
+      object = parseQuietly(deleted);
+    } else if (response.code() < 300 && response.getBody() != null && response.getBody().size() > 0
         && info.verb() != Verb.DELETECOLLECTION) {
       object = parseQuietly(new String(response.getBody().getBytes(), StandardCharsets.UTF_8));
     } else if (request.getBody() != null && request.getBody().size() > 0) {
@@ -399,6 +626,13 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   @Override
   public void processEvent(String path, AttributeSet pathAttributes, AttributeSet oldAttributes,
       GenericKubernetesResource resource, String newState) {
+    if (newState != null) {
+      newState = completed(path, oldAttributes, newState);
+      lastStored = newState;
+    }
+    if (dryRun) {
+      return;
+    }
     synchronized (eventLock) {
       String existing = oldAttributes == null ? null : map.remove(oldAttributes);
       AttributeSet newAttributes = null;
@@ -436,6 +670,36 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         }
       }
     }
+  }
+
+  /** As the stock handlers, for objects that have no generation (the stock one assumes they all have one). */
+  @Override
+  public void preserveMetadata(JsonNode currentResource, JsonNode updatedResource) {
+    JsonNode current = currentResource.path("metadata");
+    ObjectNode updated = ((ObjectNode) updatedResource).with("metadata");
+    updated.put("namespace", current.path("namespace").asText(null));
+    for (String field : List.of("uid", "creationTimestamp", "resourceVersion", "generation")) {
+      if (current.has(field)) {
+        updated.set(field, current.get(field).deepCopy());
+      } else {
+        updated.remove(field);
+      }
+    }
+  }
+
+  /** The object as the API server would store it: see {@link Admission#defaults}. */
+  private String completed(String path, AttributeSet oldAttributes, String newState) {
+    Access access = Access.of(io.fabric8.mockwebserver.dsl.HttpMethod.GET, path);
+    Resource resource = Resources.find(access.apiVersion(), access.resource()).orElse(null);
+    if (resource == null || !(Json.read(newState) instanceof ObjectNode object)) {
+      return newState;
+    }
+    String previous;
+    synchronized (eventLock) {
+      previous = oldAttributes == null ? null : map.get(oldAttributes);
+    }
+    Admission.defaults(resource, previous == null ? null : Json.read(previous), object);
+    return object.toString();
   }
 
   private AttributeSet attributesOf(GenericKubernetesResource object, AttributeSet pathAttributes) {
