@@ -2,6 +2,9 @@ package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.Pool;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceTaint;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceTaintBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
@@ -49,8 +52,8 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
         .collect(Collectors.groupingBy(s -> poolName(s.getSpec())));
     List<ResourceSliceSpec> desired = new ArrayList<>();
     pools.stream().sorted(Comparator.comparing(Pool::name)).forEach(pool -> {
-      List<List<Device>> chunks = chunks(pool.devices(), maxDevices);
       List<ResourceSlice> existing = storedByPool.getOrDefault(pool.name(), List.of());
+      List<List<Device>> chunks = chunks(withStoredTaintTimes(pool.devices(), existing), maxDevices);
       long newest = existing.stream().mapToLong(s -> generation(s.getSpec())).max().orElse(0);
       List<ResourceSliceSpec> kept = specs(driver, nodeName, pool.name(), newest, chunks, serialization::clone);
       List<ResourceSliceSpec> newestStored = existing.stream().map(ResourceSlice::getSpec)
@@ -76,6 +79,36 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
       }
     }
     return new SlicePlan(updates, creates, List.copyOf(obsolete));
+  }
+
+  /**
+   * The API server sets {@code timeAdded} on a taint that has none: a desired taint without one takes the time of
+   * the same stored taint, or desired and stored slices would never compare equal.
+   */
+  private static List<Device> withStoredTaintTimes(List<Device> devices, List<ResourceSlice> stored) {
+    Map<String, String> times = new java.util.HashMap<>();
+    for (ResourceSlice slice : stored) {
+      for (Device device : Objects.requireNonNullElse(slice.getSpec().getDevices(), List.<Device>of())) {
+        for (DeviceTaint taint : Objects.requireNonNullElse(device.getTaints(), List.<DeviceTaint>of())) {
+          if (taint.getTimeAdded() != null) {
+            times.put(taintKey(device, taint), taint.getTimeAdded());
+          }
+        }
+      }
+    }
+    if (times.isEmpty()) {
+      return devices;
+    }
+    return devices.stream().map(device -> device.getTaints() == null
+        || device.getTaints().stream().allMatch(t -> t.getTimeAdded() != null) ? device
+        : new DeviceBuilder(device).withTaints(device.getTaints().stream()
+            .map(t -> t.getTimeAdded() != null || !times.containsKey(taintKey(device, t)) ? t
+                : new DeviceTaintBuilder(t).withTimeAdded(times.get(taintKey(device, t))).build())
+            .toList()).build()).toList();
+  }
+
+  private static String taintKey(Device device, DeviceTaint taint) {
+    return device.getName() + "\u0000" + taint.getKey() + "\u0000" + taint.getValue() + "\u0000" + taint.getEffect();
   }
 
   private static List<List<Device>> chunks(List<Device> devices, int maxDevices) {

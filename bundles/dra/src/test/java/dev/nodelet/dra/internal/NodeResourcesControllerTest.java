@@ -282,6 +282,37 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void taintsKeepTheTimeAddedTheServerGaveThemAndCauseNoWriteLoop() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    List<Device> devices = new ArrayList<>(pool("p", 2).devices());
+    devices.set(0, new DeviceBuilder(devices.get(0)).addNewTaint().withKey("broken").withEffect("NoSchedule")
+        .endTaint().build());
+    gpu.publish(List.of(new Pool("p", devices)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    // the server gave the taint the time of the write, to the second, as a kube-apiserver does
+    String timeAdded = slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded();
+    assertThat(timeAdded).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ");
+    barrier();
+    server.clearWrites();
+
+    // the same taint again, still without a time: nothing to write, the stored time stays
+    gpu.publish(List.of(new Pool("p", new ArrayList<>(devices))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded())
+        .isEqualTo(timeAdded);
+
+    // a changed taint is a change
+    devices.set(0, new DeviceBuilder(devices.get(0)).editFirstTaint().withEffect("NoExecute").endTaint().build());
+    gpu.publish(List.of(new Pool("p", devices)));
+    await().until(() -> !writesOf(GPU).isEmpty());
+    barrier();
+    assertThat(writesOf(GPU)).hasSize(1);
+  }
+
+  @Test
   void nothingIsWrittenBeforeTheInformerHasSynced() {
     server.failNext(Verb.LIST, "resourceslices", 3, 500);
     NodeResourcesController controller = controller(() -> Optional.of(nodeUid), ControllerOptions.DEFAULTS);
