@@ -126,7 +126,7 @@ final class Admission {
       }
     } else if (value instanceof Map<?, ?> map) {
       map.forEach((k, v) -> collect(v, path + "[" + k + "]", unknown));
-    } else if (value instanceof KubernetesResource) {
+    } else if (value instanceof KubernetesResource && !(value instanceof io.fabric8.kubernetes.api.model.FieldsV1)) {
       for (Method m : value.getClass().getMethods()) {
         if (m.getParameterCount() != 0 || Modifier.isStatic(m.getModifiers()) || !m.getName().startsWith("get")
             || m.getName().equals("getClass")) {

@@ -224,9 +224,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private MockResponse route(RecordedRequest request, RequestInfo info, Resource resource) {
     switch (info.verb()) {
       case WATCH:
-        return watch(info);
+        return watch(request, info, resource);
       case LIST:
-        return list(info, resource);
+        return list(request, info, resource);
       case CREATE:
       case UPDATE:
       case PATCH:
@@ -252,7 +252,17 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       case DELETECOLLECTION:
         return deleteCollection(info);
       default:
-        return handleGet(request.getPath());
+        MockResponse found = handleGet(request.getPath());
+        if (found.code() == 404) {
+          return Status.notFound(resource, info.name());
+        }
+        if (found.code() == 200 && Tables.wanted(request.getHeader("Accept"))) {
+          JsonNode object = Json.read(found.getBody().readUtf8());
+          return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
+              .setBody(Tables.of(resource, List.of(object), object.path("metadata").path("resourceVersion")
+                  .asText(null), info.param("includeObject"), true).toString());
+        }
+        return found;
     }
   }
 
@@ -303,6 +313,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         }
         object.with("metadata").put("resourceVersion", currentVersion);
       }
+    } else if (mediaType.equals(Protobuf.MEDIA_TYPE) && Protobuf.DECODED.contains(resource.plural())) {
+      object = Protobuf.decode(resource.plural(), request.getBody() == null ? new byte[0]
+          : request.getBody().getBytes());
     } else {
       if (!(readJson(request, mediaType) instanceof ObjectNode o)) {
         throw new IllegalArgumentException("the request body is not a JSON object");
@@ -439,7 +452,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     return labels == null ? "" : "?labelSelector=" + java.net.URLEncoder.encode(labels, StandardCharsets.UTF_8);
   }
 
-  private MockResponse list(RequestInfo info, Resource resource) {
+  private MockResponse list(RecordedRequest request, RequestInfo info, Resource resource) {
     AttributeSet query = query(info);
     java.util.TreeMap<String, String> items = new java.util.TreeMap<>(); // by key, as etcd orders them
     long resourceVersion;
@@ -451,8 +464,20 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       });
       resourceVersion = currentResourceVersion;
     }
-    return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
-        .setBody(Lists.page(resource, items, resourceVersion, info.param("limit"), info.param("continue")));
+    String page = Lists.page(resource, items, resourceVersion, info.param("limit"), info.param("continue"));
+    if (Tables.wanted(request.getHeader("Accept"))) {
+      JsonNode list = Json.read(page);
+      List<JsonNode> objects = new ArrayList<>();
+      list.path("items").forEach(objects::add);
+      ObjectNode table = Tables.of(resource, objects, list.path("metadata").path("resourceVersion").asText(),
+          info.param("includeObject"), true);
+      if (list.path("metadata").has("continue")) {
+        table.with("metadata").set("continue", list.path("metadata").get("continue"));
+        table.with("metadata").set("remainingItemCount", list.path("metadata").get("remainingItemCount"));
+      }
+      page = table.toString();
+    }
+    return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json").setBody(page);
   }
 
   private static String keyOf(AttributeSet attributes) {
@@ -566,7 +591,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     boolean yaml = mediaType.endsWith("yaml");
     if (!yaml && !mediaType.endsWith("json")) {
       throw new Admission.Rejected(415, "the body of the request was in an unknown format - accepted media types "
-          + "include: application/json, application/yaml", List.of());
+          + "include: application/json, application/yaml, application/vnd.kubernetes.protobuf", List.of());
     }
     try {
       return yaml ? Serialization.yamlMapper().readTree(body) : Serialization.jsonMapper().readTree(body);
@@ -729,7 +754,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
   }
 
-  private MockResponse watch(RequestInfo info) {
+  private MockResponse watch(RecordedRequest request, RequestInfo info, Resource resource) {
     String rv = Objects.requireNonNullElse(info.param("resourceVersion"), "");
     boolean sendInitialEvents = "true".equals(info.param("sendInitialEvents"));
     boolean bookmarks = "true".equals(info.param("allowWatchBookmarks"));
@@ -757,6 +782,12 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
     WatchSession session = new WatchSession(info, query(info), info.param("fieldSelector"), resumeAfter,
         sendInitialEvents, bookmarks, timeout);
+    if (Tables.wanted(request.getHeader("Accept"))) {
+      java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+      String include = info.param("includeObject");
+      session.encodeWith(object -> Tables.of(resource, List.of(Json.read(object)), Json.read(object)
+          .path("metadata").path("resourceVersion").asText(null), include, first.getAndSet(false)).toString());
+    }
     return new MockResponse().withWebSocketUpgrade(new WebSocketWatch(session, this));
   }
 

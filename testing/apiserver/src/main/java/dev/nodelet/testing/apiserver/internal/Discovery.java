@@ -29,6 +29,11 @@ final class Discovery {
       return new MockResponse().setResponseCode(200).setHeader("Content-Type", "text/plain; charset=utf-8")
           .setBody("ok");
     }
+    if (p.equals("/openapi/v3") || p.startsWith("/openapi/v3/")) {
+      String document = OpenApi.document(p.substring("/openapi/v3".length()));
+      return document == null ? notFound() : new MockResponse().setResponseCode(200)
+          .setHeader("Content-Type", "application/json").setBody(document);
+    }
     if (p.equals("/version")) {
       return json(version());
     }

@@ -26,6 +26,8 @@ final class WatchSession {
   final long timeoutSeconds;
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile Sink sink;
+  /** How an object is written in an event: as it is, or as a Table row for {@code as=Table}. */
+  private volatile java.util.function.UnaryOperator<String> encoder = java.util.function.UnaryOperator.identity();
 
   WatchSession(RequestInfo request, AttributeSet query, String fieldSelector, Long resumeAfter,
       boolean sendInitialEvents, boolean bookmarks, long timeoutSeconds) {
@@ -36,6 +38,10 @@ final class WatchSession {
     this.sendInitialEvents = sendInitialEvents;
     this.bookmarks = bookmarks;
     this.timeoutSeconds = timeoutSeconds;
+  }
+
+  void encodeWith(java.util.function.UnaryOperator<String> encoder) {
+    this.encoder = encoder;
   }
 
   void attach(Sink sink) {
@@ -49,7 +55,8 @@ final class WatchSession {
   void send(String type, String object) {
     if (!closed.get()) {
       try {
-        sink.send("{\"type\":\"" + type + "\",\"object\":" + object + "}");
+        String encoded = type.equals("ERROR") || type.equals("BOOKMARK") ? object : encoder.apply(object);
+        sink.send("{\"type\":\"" + type + "\",\"object\":" + encoded + "}");
       } catch (RuntimeException e) {
         close(); // the client went away: one broken watch must not fail the write that fed it
       }
