@@ -182,6 +182,11 @@ final class Admission {
           object.with("status").put("phase", "Active");
         }
       }
+      case "pods" -> {
+        if (previous == null && object.path("status").path("phase").asText("").isEmpty()) {
+          object.with("status").put("phase", "Pending");
+        }
+      }
       case "resourceslices" -> {
         // a taint without timeAdded gets the time of this write, to the second (v1 DeviceTaint defaulting)
         String now = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();

@@ -170,6 +170,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     if (response == null && resource == null) {
       response = Discovery.notFound();
     }
+    if (response == null && !allowed(request.method(), access)) {
+      response = Status.response(405, "the server does not allow this method on the requested resource");
+    }
     if (response == null) {
       OptionalInt injected = faults.take(info.verb(), info.resource());
       if (injected.isPresent()) {
@@ -195,6 +198,16 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
     Duration delay = faults.delay();
     return delay.isZero() ? response : response.setBodyDelay(delay);
+  }
+
+  /** POST goes to a collection, PUT and PATCH to an object, as the API server routes them. */
+  private static boolean allowed(io.fabric8.mockwebserver.dsl.HttpMethod method, Access access) {
+    boolean named = !access.path().matches(".*/" + java.util.regex.Pattern.quote(access.resource()) + "/?$");
+    return switch (method) {
+      case POST -> !named;
+      case PUT, PATCH -> named;
+      default -> true;
+    };
   }
 
   /**
