@@ -160,6 +160,12 @@ final class Admission {
    */
   static void defaults(Resource resource, JsonNode previous, ObjectNode object) {
     ObjectNode metadata = object.with("metadata");
+    // empty maps and lists are not written (omitempty), as the API server encodes them
+    for (String field : List.of("labels", "annotations", "finalizers", "ownerReferences", "managedFields")) {
+      if (metadata.has(field) && (metadata.get(field).isEmpty() || metadata.get(field).isNull())) {
+        metadata.remove(field);
+      }
+    }
     switch (resource.plural()) {
       case "secrets" -> {
         JsonNode stringData = object.remove("stringData");

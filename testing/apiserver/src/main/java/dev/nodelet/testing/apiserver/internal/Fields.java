@@ -23,7 +23,11 @@ final class Fields {
           "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"),
       "resourceslices", Set.of("spec.nodeName", "spec.driver"),
       "secrets", Set.of("type"),
-      "nodes", Set.of("spec.unschedulable"));
+      "nodes", Set.of("spec.unschedulable"),
+      "namespaces", Set.of("status.phase"),
+      "events", Set.of("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+          "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+          "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"));
 
   private Fields() {
   }
