@@ -49,7 +49,8 @@ class PodSourceBadInputTest {
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
+    // stores the badly named pods a real API server would refuse, as a misbehaving writer could have left them
+    server = EmbeddedApiServer.builder().acceptInvalidNames().build().start();
     client = server.newClient();
     secrets = ObjectManager.secrets(client).build();
     configMaps = ObjectManager.configMaps(client).build();

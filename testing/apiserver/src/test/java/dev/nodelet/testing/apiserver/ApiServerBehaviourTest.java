@@ -10,11 +10,15 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher.Action;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
@@ -298,5 +302,95 @@ class ApiServerBehaviourTest {
     } finally {
       informer.close();
     }
+  }
+  @Test
+  void mergePatchRemovesNullKeysAndReplacesLists() {
+    cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
+        .withNewMetadata().withName("m").withFinalizers("a.example.com/x").endMetadata()
+        .addToData("keep", "1").addToData("drop", "2").build()).create();
+    ConfigMap patched = cluster.client.configMaps().inNamespace(cluster.namespace).withName("m")
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"data\":{\"drop\":null},\"metadata\":{\"finalizers\":"
+            + "[\"b.example.com/y\"]}}");
+    assertThat(patched.getData()).containsExactly(Map.entry("keep", "1"));
+    assertThat(patched.getMetadata().getFinalizers()).containsExactly("b.example.com/y");
+    cluster.client.configMaps().inNamespace(cluster.namespace).withName("m")
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":null}}");
+  }
+
+  @Test
+  void strategicMergePatchMergesContainersByName() {
+    cluster.client.pods().inNamespace(cluster.namespace).resource(new PodBuilder()
+        .withNewMetadata().withName("smp").endMetadata()
+        .withNewSpec().addNewContainer().withName("a").withImage("busybox:1").endContainer()
+        .addNewContainer().withName("b").withImage("busybox:1").endContainer().endSpec().build()).create();
+    Pod patched = cluster.client.pods().inNamespace(cluster.namespace).withName("smp")
+        .patch(PatchContext.of(PatchType.STRATEGIC_MERGE),
+            "{\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"busybox:2\"}]}}");
+    assertThat(patched.getSpec().getContainers()).extracting(c -> c.getName() + "=" + c.getImage())
+        .containsExactly("a=busybox:1", "b=busybox:2");
+  }
+
+  @Test
+  void secretStringDataIsFoldedIntoDataAndTheTypeDefaults() {
+    Secret secret = cluster.client.secrets().inNamespace(cluster.namespace).resource(new SecretBuilder()
+        .withNewMetadata().withName("s").endMetadata().addToStringData("user", "admin").build()).create();
+    assertThat(secret.getType()).isEqualTo("Opaque");
+    assertThat(secret.getStringData()).isNullOrEmpty();
+    assertThat(secret.getData()).containsEntry("user", "YWRtaW4=");
+  }
+
+  @Test
+  void generationMovesOnSpecChangesOnly() {
+    ResourceSlice created = slice("gen", "node-a", "gpu.example.com");
+    assertThat(created.getMetadata().getGeneration()).isEqualTo(1L);
+    var resource = cluster.client.resources(ResourceSlice.class).withName(created.getMetadata().getName());
+    ResourceSlice labelled = resource.edit(s -> new ResourceSliceBuilder(s).editMetadata().addToLabels("a", "b")
+        .endMetadata().build());
+    assertThat(labelled.getMetadata().getGeneration()).isEqualTo(1L);
+    ResourceSlice changed = resource.edit(s -> new ResourceSliceBuilder(s).editSpec().editPool().withGeneration(2L)
+        .endPool().endSpec().build());
+    assertThat(changed.getMetadata().getGeneration()).isEqualTo(2L);
+    resource.delete();
+  }
+
+  @Test
+  void serverSideApplyTracksManagersAndConflicts() {
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    ConfigMap applied = configMaps.resource(new ConfigMapBuilder().withNewMetadata().withName("ssa").endMetadata()
+        .addToData("owner", "alice").build()).fieldManager("alice").serverSideApply();
+    assertThat(applied.getMetadata().getManagedFields()).extracting(m -> m.getManager() + "/" + m.getOperation())
+        .containsExactly("alice/Apply");
+    ConfigMap bob = new ConfigMapBuilder().withNewMetadata().withName("ssa").endMetadata()
+        .addToData("owner", "bob").build();
+    assertThatThrownBy(() -> configMaps.resource(bob).fieldManager("bob").serverSideApply())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(409);
+          assertThat(e.getStatus().getMessage()).contains("conflict with \"alice\"", ".data.owner");
+        });
+    ConfigMap forced = configMaps.resource(bob).fieldManager("bob").forceConflicts().serverSideApply();
+    assertThat(forced.getData()).containsEntry("owner", "bob");
+  }
+
+  @Test
+  void dryRunStoresNothing() {
+    ConfigMap dry = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
+        .withNewMetadata().withName("dry").endMetadata().addToData("k", "v").build()).dryRun().create();
+    assertThat(dry.getData()).containsEntry("k", "v");
+    assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("dry").get()).isNull();
+  }
+
+  @Test
+  void theBuiltInNamespacesExist() {
+    assertThat(names(cluster.client.namespaces().list().getItems())).contains("default", "kube-system",
+        "kube-public", "kube-node-lease");
+  }
+
+  @Test
+  void aNameTheApiServerRefusesIsInvalid() {
+    assertThatThrownBy(() -> configMap("Not_A_Name", "v"))
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(422);
+          assertThat(e.getStatus().getReason()).isEqualTo("Invalid");
+        });
   }
 }
