@@ -81,7 +81,7 @@ public final class TtlStrategyComponent implements StoreStrategy {
     TtlStoreStrategy.Builder builder = TtlStoreStrategy.builder(client)
         .defaultTtl(Duration.ofSeconds(s.defaultTtlSeconds()));
     if (s.useNodeAnnotation()) {
-      builder.nodeAnnotations(node::nodeAnnotation);
+      builder.nodeName(node.nodeName()).nodeAnnotations(node::nodeAnnotation);
     }
     return builder.build();
   }
