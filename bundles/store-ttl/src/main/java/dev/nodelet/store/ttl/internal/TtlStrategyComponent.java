@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * and the last good configuration stays in force. An invalid configuration at activation fails the activation. A
  * new client or node identity re-activates it. It keeps no watch: the node's annotation comes from the
  * {@link NodeIdentity} service, which watches the node anyway (a watch of its own, stopped within milliseconds of its
- * start, could leave its connection open in the shared client: found by the bundle churn soak, issue 9).
+ * start, can leave its connection open in the shared client).
  */
 @Component(service = StoreStrategy.class, configurationPid = TtlStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=ttl")

@@ -35,11 +35,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 9, API server faults, against the ttl strategy with the client the {@code nodelet-kube} service builds and
+ * API server faults against the ttl strategy with the client the {@code nodelet-kube} service builds and
  * {@value #OBJECTS} referenced objects; the test moves the clock past the time-to-live. As the kubelet's TTL store
- * (BEHAVIOUR 3.5), a copy past its time-to-live is served while the API server cannot be reached and asked again on
+ * does, a copy past its time-to-live is served while the API server cannot be reached and asked again on
  * the next get; with nothing cached the get fails. Either way a get with the API server down answers at once: the
- * client makes no retries of its own (fabric8's default, 10 retries with exponential backoff, held a get for ~19 s).
+ * client makes no retries of its own (fabric8's default, 10 retries with exponential backoff, would hold a get ~20 s).
  * The figures measured are logged for {@code docs/reliability.md}.
  */
 class TtlApiServerFaultsTest {
@@ -49,7 +49,7 @@ class TtlApiServerFaultsTest {
   private static final int OBJECTS = 200;
   private static final String NS = "faults";
   private static final Duration TTL = Duration.ofMinutes(1);
-  /** What issue 9 asks: every get fresh again within this time after the API server is back. */
+  /** The requirement: every get fresh again within this time after the API server is back. */
   private static final Duration FRESH_BOUND = Duration.ofSeconds(5);
   /** How fast a get must answer while the API server is down. */
   private static final Duration FAIL_FAST = Duration.ofSeconds(2);

@@ -130,7 +130,7 @@ class TtlStrategyTest {
 
   /**
    * The component reads the annotation from the NodeIdentity service and keeps no watch of its own: one stopped
-   * within milliseconds of its start could leave its connection open in the shared client (issue 9).
+   * within milliseconds of its start can leave its connection open in the shared client (fabric8 7.5.2).
    */
   @Test
   void theComponentTakesTheTtlFromNodeIdentityAndWatchesNothing() {
