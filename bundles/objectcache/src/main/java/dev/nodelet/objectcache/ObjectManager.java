@@ -21,7 +21,7 @@ import org.osgi.annotation.versioning.ProviderType;
  * registering it again adds only the names it did not reference before and deletes the names it dropped.
  * Unregistering deletes the references of the stored copy; an unknown pod is ignored. Neither blocks on the network.
  *
- * <p>The {@code nodelet-configmap} and {@code nodelet-secret} bundles register their managers as services of this
+ * <p>The {@code nodelet-managers} bundle registers its managers as services of this
  * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}, for tools such as the shell.
  *
  * @param <T> the Kubernetes type of the objects
