@@ -61,7 +61,8 @@ final class RecordingStrategy implements StoreStrategy {
   }
 
   @Override
-  public synchronized <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
+  public synchronized <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+      ObjectStore.Listener<? super T> listener) {
     Store<T> store = new Store<>(type, new GetStrategy(client, clock).createStore(type));
     stores.add(store);
     log(name + " create " + type);

@@ -77,7 +77,8 @@ class StrategyBindingsTest {
     RecordingStrategy watch = new RecordingStrategy("watch", client, log);
     StoreStrategy broken = new StoreStrategy() {
       @Override
-      public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
+      public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+          ObjectStore.Listener<? super T> listener) {
         throw new IllegalStateException("closed");
       }
     };

@@ -258,7 +258,8 @@ class StrategySwitchingManagerTest {
     assertThatThrownBy(() -> manager.useStrategy("broken", new dev.nodelet.objectcache.StoreStrategy() {
       @Override
       public <T extends io.fabric8.kubernetes.api.model.HasMetadata> dev.nodelet.objectcache.ObjectStore<T>
-          createStore(dev.nodelet.objectcache.ResourceType<T> type) {
+          createStore(dev.nodelet.objectcache.ResourceType<T> type,
+          dev.nodelet.objectcache.ObjectStore.Listener<? super T> listener) {
         throw new IllegalStateException("the broken strategy is closed");
       }
     })).isInstanceOf(IllegalStateException.class).hasMessage("the broken strategy is closed");

@@ -74,11 +74,6 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     return new Builder(client);
   }
 
-  @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return createStore(type, ObjectStore.Listener.none());
-  }
-
   /** The store tells {@code listener} what each fetch finds, in the thread of the get that fetched. */
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,

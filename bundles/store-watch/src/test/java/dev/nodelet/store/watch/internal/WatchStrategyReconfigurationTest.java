@@ -4,10 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.managers.internal.ConfigMapManagerComponentAccess;
 import dev.nodelet.objectcache.CacheSyncException;
+import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.StrategyBindings;
+import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -20,12 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.osgi.util.converter.Converters;
 
 /**
- * Configuration of the watch strategy component, with the ConfigMap manager on it: an invalid change is refused with
- * the key named and nothing moves; a valid one is taken by the manager through a fresh store and the old strategy
- * stops its watches with its last store.
- *
- * <p>It lives here, beside the manager it drives, while the store-watch module's own tests are being rewritten; it
- * belongs there afterwards.
+ * Configuration of the watch strategy component, with a ConfigMap manager bound to it as the managers' components
+ * bind it: an invalid change is refused with the key named and nothing moves; a valid one is taken by the manager
+ * through a fresh store and the old strategy stops its watches with its last store.
  */
 class WatchStrategyReconfigurationTest {
 
@@ -34,7 +35,8 @@ class WatchStrategyReconfigurationTest {
   private EmbeddedApiServer server;
   private KubernetesClient client;
   private WatchStrategyComponent watch;
-  private ConfigMapManagerComponentAccess manager;
+  private SwitchableObjectManager<ConfigMap> manager;
+  private StrategyBindings bindings;
 
   @BeforeEach
   void start() {
@@ -43,8 +45,9 @@ class WatchStrategyReconfigurationTest {
     client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
     watch = new WatchStrategyComponent(client, config(Map.of()));
-    manager = new ConfigMapManagerComponentAccess(client);
-    manager.bind(watch, properties(Map.of()));
+    manager = ObjectManager.configMaps(client).build();
+    bindings = new StrategyBindings(manager);
+    bindings.bind(watch, properties(Map.of()));
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
         .endVolume().endSpec().build());
@@ -88,6 +91,7 @@ class WatchStrategyReconfigurationTest {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
     WatchStrategyComponent.Settings good = watch.settings();
+    WatchStoreStrategy first = watch.strategy();
 
     for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(
         Map.of("resync.interval.seconds", -1), Map.of("resync.interval.seconds", 0),
@@ -96,9 +100,9 @@ class WatchStrategyReconfigurationTest {
       watch.modified(config(bad));
       // SCR then publishes the refused values as service properties, and the manager takes a fresh store of the
       // same strategy: a new watch, the same settings, no registration lost
-      manager.update(watch, properties(bad));
+      bindings.update(watch, properties(bad));
       assertThat(watch.settings()).isEqualTo(good);
-      assertThat(watch.openStrategies()).isEqualTo(1);
+      assertThat(watch.strategy()).isSameAs(first);
       assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     }
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
@@ -109,12 +113,15 @@ class WatchStrategyReconfigurationTest {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
 
+    WatchStoreStrategy old = watch.strategy();
     Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
     watch.modified(config(next));
     assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1));
-    assertThat(watch.openStrategies()).as("the old one still feeds the manager's store").isEqualTo(2);
-    manager.update(watch, properties(next));
-    assertThat(watch.openStrategies()).isEqualTo(1);
+    assertThat(old.isClosed()).as("the old one still feeds the manager's store").isFalse();
+    assertThat(old.openStores()).isEqualTo(1);
+    bindings.update(watch, properties(next));
+    await().atMost(WAIT).until(old::isClosed);
+    assertThat(watch.strategy().openStores()).isEqualTo(1);
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
     await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
 
