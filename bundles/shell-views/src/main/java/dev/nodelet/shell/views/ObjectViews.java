@@ -1,5 +1,10 @@
-package dev.nodelet.objectcache;
+package dev.nodelet.shell.views;
 
+import dev.nodelet.objectcache.CachedObject;
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.RegisteredPod;
+import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.WatchStatistics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -19,12 +24,11 @@ import java.util.regex.Pattern;
 
 /**
  * The text that shells show of {@link ObjectManager}s: the one place that decides what a listing contains and how a
- * Secret is redacted, so that every shell (the Gogo commands of this bundle, the Karaf commands of
- * {@code nodelet-karaf-shell}) shows the same and none shows Secret data by accident.
+ * Secret is redacted, so that every shell (the Gogo commands of {@code nodelet-gogo-shell}, the Karaf commands of
+ * {@code nodelet-karaf-shell}) shows the same and none shows Secret data by accident. Both bundles carry a private
+ * copy of this package (bnd {@code -conditionalpackage}).
  *
  * <p>Listings take the managers in any order and list them by plural resource name.
- *
- * @since 1.2
  */
 public final class ObjectViews {
 

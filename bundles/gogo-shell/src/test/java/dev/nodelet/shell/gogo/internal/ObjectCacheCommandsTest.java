@@ -1,4 +1,4 @@
-package dev.nodelet.objectcache.internal;
+package dev.nodelet.shell.gogo.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -22,8 +23,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,8 +46,8 @@ class ObjectCacheCommandsTest {
     MutableClock clock = new MutableClock();
     secrets = ObjectManager.secrets(client).clock(clock).build();
     configMaps = ObjectManager.configMaps(client).clock(clock).build();
-    secrets.useStrategy("recording", new RecordingStrategy("recording", client, clock,
-        Collections.synchronizedList(new ArrayList<>())));
+    // any strategy that tracks registrations: a get of an object no pod references fails
+    secrets.useStrategy("recording", TtlStoreStrategy.builder(client).clock(clock).build());
     commands.addManager(secrets, Map.of(ObjectManager.PID_PROPERTY, "dev.nodelet.secret"));
     commands.addManager(configMaps, Map.of(ObjectManager.PID_PROPERTY, "dev.nodelet.configmap"));
     client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("db")

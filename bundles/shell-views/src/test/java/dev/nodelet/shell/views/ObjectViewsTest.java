@@ -1,4 +1,4 @@
-package dev.nodelet.objectcache;
+package dev.nodelet.shell.views;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

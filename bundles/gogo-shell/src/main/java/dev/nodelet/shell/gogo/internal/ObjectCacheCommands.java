@@ -1,7 +1,7 @@
-package dev.nodelet.objectcache.internal;
+package dev.nodelet.shell.gogo.internal;
 
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.ObjectViews;
+import dev.nodelet.shell.views.ObjectViews;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
