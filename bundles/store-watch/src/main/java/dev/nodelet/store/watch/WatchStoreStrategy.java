@@ -32,7 +32,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledThreadPoolExecutor timer;
-  private final Set<ObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
+  private final Set<WatchObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
   private volatile boolean retiring;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -91,6 +91,17 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    */
   public boolean isClosed() {
     return closed.get();
+  }
+
+  /**
+   * Looks for idle watches in every open store and stops them, and takes the clock's time for the access times that
+   * follow: what the strategy's timer does every sweep interval, unless it was built with
+   * {@link Builder#manualTicks()}, when only this does it.
+   *
+   * @since 1.1
+   */
+  public void tick() {
+    openStores.forEach(WatchObjectStore::sweep);
   }
 
   /**
@@ -170,6 +181,19 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      */
     public Builder sweepInterval(Duration sweepInterval) {
       this.sweepInterval = positive("sweepInterval", sweepInterval);
+      return this;
+    }
+
+    /**
+     * The strategy's timer does not look for idle watches or read the clock for access times:
+     * {@link WatchStoreStrategy#tick()} does, when the owner calls it. For tests that drive time with their own
+     * clock. Replaces {@link #sweepInterval}.
+     *
+     * @return this builder
+     * @since 1.1
+     */
+    public Builder manualTicks() {
+      this.sweepInterval = Duration.ZERO;
       return this;
     }
 
