@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.objectcache.testing.RecordingStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.kube.internal.KubeClientFactory;
-import dev.nodelet.kube.internal.KubeSettings;
+import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
@@ -82,9 +81,8 @@ class ApiServerFaultsTest {
 
   /** The client the {@code nodelet-kube} component registers, for a server at this port. */
   private KubernetesClient nodeletClient(int port) {
-    return closeLater(new KubeClientFactory().create(KubeSettings.builder()
-        .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port)
-        .nodeName("node-1").build()));
+    return closeLater(KubeClients.builder()
+        .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port).build());
   }
 
   private WatchStoreStrategy strategy(KubernetesClient client) {

@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.objectcache.StrategyBindings;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
@@ -16,7 +14,6 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,8 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.osgi.util.converter.Converters;
 
 /**
- * Configuration of the watch strategy component, with a ConfigMap manager bound to it as the managers' components
- * bind it: an invalid change is refused with the key named and nothing moves; a valid one is taken by the manager
+ * Configuration of the watch strategy component, with a ConfigMap manager that takes a fresh store of it whenever
+ * its service properties change, as the managers' components do: an invalid change is refused with the key named and nothing moves; a valid one is taken by the manager
  * through a fresh store and the old strategy stops its watches with its last store.
  */
 class WatchStrategyReconfigurationTest {
@@ -36,7 +33,6 @@ class WatchStrategyReconfigurationTest {
   private KubernetesClient client;
   private WatchStrategyComponent watch;
   private SwitchableObjectManager<ConfigMap> manager;
-  private StrategyBindings bindings;
 
   @BeforeEach
   void start() {
@@ -46,8 +42,7 @@ class WatchStrategyReconfigurationTest {
         .endMetadata().addToData("k", "1").build()).create();
     watch = new WatchStrategyComponent(client, config(Map.of()));
     manager = ObjectManager.configMaps(client).build();
-    bindings = new StrategyBindings(manager);
-    bindings.bind(watch, properties(Map.of()));
+    manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
         .endVolume().endSpec().build());
@@ -63,14 +58,6 @@ class WatchStrategyReconfigurationTest {
 
   private static WatchStrategyConfiguration config(Map<String, Object> properties) {
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
-  }
-
-  /** The service properties SCR gives the strategy: its fixed ones and the configuration. */
-  private static Map<String, Object> properties(Map<String, Object> configuration) {
-    Map<String, Object> properties = new HashMap<>(configuration);
-    properties.put(StoreStrategy.PROPERTY, "watch");
-    properties.put("service.id", 42L);
-    return properties;
   }
 
   @Test
@@ -100,7 +87,7 @@ class WatchStrategyReconfigurationTest {
       watch.modified(config(bad));
       // SCR then publishes the refused values as service properties, and the manager takes a fresh store of the
       // same strategy: a new watch, the same settings, no registration lost
-      bindings.update(watch, properties(bad));
+      manager.useStrategy("watch", watch);
       assertThat(watch.settings()).isEqualTo(good);
       assertThat(watch.strategy()).isSameAs(first);
       assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
@@ -119,7 +106,7 @@ class WatchStrategyReconfigurationTest {
     assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1));
     assertThat(old.isClosed()).as("the old one still feeds the manager's store").isFalse();
     assertThat(old.openStores()).isEqualTo(1);
-    bindings.update(watch, properties(next));
+    manager.useStrategy("watch", watch);
     await().atMost(WAIT).until(old::isClosed);
     assertThat(watch.strategy().openStores()).isEqualTo(1);
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);

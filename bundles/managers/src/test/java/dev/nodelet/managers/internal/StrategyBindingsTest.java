@@ -1,4 +1,4 @@
-package dev.nodelet.objectcache.internal;
+package dev.nodelet.managers.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,8 +6,8 @@ import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.objectcache.StrategyBindings;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.testing.RecordingStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;

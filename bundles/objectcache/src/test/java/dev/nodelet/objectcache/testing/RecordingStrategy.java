@@ -1,4 +1,4 @@
-package dev.nodelet.objectcache.internal;
+package dev.nodelet.objectcache.testing;
 
 import dev.nodelet.objectcache.GetStrategy;
 import dev.nodelet.objectcache.NotRegisteredException;
@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * A strategy whose stores count references per pod like the real ones, fetch registered objects with a direct GET,
  * and write every call to one log shared by all its stores (and other strategies given the same log).
  */
-final class RecordingStrategy implements StoreStrategy {
+public final class RecordingStrategy implements StoreStrategy {
 
   private final String name;
   private final KubernetesClient client;
@@ -31,11 +31,11 @@ final class RecordingStrategy implements StoreStrategy {
   private volatile CountDownLatch holdGets = new CountDownLatch(0);
   private volatile CountDownLatch getsHeld = new CountDownLatch(0);
 
-  RecordingStrategy(String name, KubernetesClient client, List<String> log) {
+  public RecordingStrategy(String name, KubernetesClient client, List<String> log) {
     this(name, client, Clock.systemUTC(), log);
   }
 
-  RecordingStrategy(String name, KubernetesClient client, Clock clock, List<String> log) {
+  public RecordingStrategy(String name, KubernetesClient client, Clock clock, List<String> log) {
     this.name = name;
     this.client = client;
     this.clock = clock;
@@ -43,20 +43,20 @@ final class RecordingStrategy implements StoreStrategy {
   }
 
   /** Gets block after entering the store until {@link #releaseGets()}. */
-  void holdGets() {
+  public void holdGets() {
     getsHeld = new CountDownLatch(1);
     holdGets = new CountDownLatch(1);
   }
 
-  boolean awaitHeldGet() throws InterruptedException {
+  public boolean awaitHeldGet() throws InterruptedException {
     return getsHeld.await(10, TimeUnit.SECONDS);
   }
 
-  void releaseGets() {
+  public void releaseGets() {
     holdGets.countDown();
   }
 
-  synchronized Store<?> store(int index) {
+  public synchronized Store<?> store(int index) {
     return stores.get(index);
   }
 
@@ -75,7 +75,7 @@ final class RecordingStrategy implements StoreStrategy {
     }
   }
 
-  final class Store<T extends HasMetadata> implements ObjectStore<T> {
+  public final class Store<T extends HasMetadata> implements ObjectStore<T> {
     private final ResourceType<T> type;
     private final ObjectStore<T> fetch;
     private final Map<String, Map<String, Integer>> references = new HashMap<>();
@@ -86,13 +86,13 @@ final class RecordingStrategy implements StoreStrategy {
       this.fetch = fetch;
     }
 
-    synchronized Map<String, Map<String, Integer>> references() {
+    public synchronized Map<String, Map<String, Integer>> references() {
       Map<String, Map<String, Integer>> copy = new HashMap<>();
       references.forEach((key, pods) -> copy.put(key, Map.copyOf(pods)));
       return copy;
     }
 
-    boolean closed() {
+    public boolean closed() {
       return closed;
     }
 

@@ -1,5 +1,7 @@
-package dev.nodelet.objectcache;
+package dev.nodelet.managers.internal;
 
+import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.SwitchableObjectManager;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -14,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * service (highest {@code service.ranking}, then lowest {@code service.id}) and the built-in {@code get} while none
  * is bound. For the bind and unbind methods of a dynamic, multiple reference.
  */
-public final class StrategyBindings {
+final class StrategyBindings {
 
   private static final Logger LOG = LoggerFactory.getLogger(StrategyBindings.class);
 
@@ -35,7 +37,7 @@ public final class StrategyBindings {
   private boolean fresh;
 
   /** @param manager the manager to feed; starts on whatever strategy it uses */
-  public StrategyBindings(SwitchableObjectManager<?> manager) {
+  StrategyBindings(SwitchableObjectManager<?> manager) {
     this.manager = Objects.requireNonNull(manager, "manager");
   }
 
@@ -45,7 +47,7 @@ public final class StrategyBindings {
    * @param strategy the service
    * @param properties its service properties
    */
-  public synchronized void bind(StoreStrategy strategy, Map<String, ?> properties) {
+  synchronized void bind(StoreStrategy strategy, Map<String, ?> properties) {
     bound.add(new Bound(strategy, name(properties), ranking(properties), id(properties)));
     choose();
   }
@@ -56,7 +58,7 @@ public final class StrategyBindings {
    * @param strategy the service
    * @param properties its service properties
    */
-  public synchronized void unbind(StoreStrategy strategy, Map<String, ?> properties) {
+  synchronized void unbind(StoreStrategy strategy, Map<String, ?> properties) {
     long id = id(properties);
     bound.removeIf(b -> b.id() == id);
     choose();
@@ -70,9 +72,8 @@ public final class StrategyBindings {
    *
    * @param strategy the service
    * @param properties its new service properties
-   * @since 1.4
    */
-  public synchronized void update(StoreStrategy strategy, Map<String, ?> properties) {
+  synchronized void update(StoreStrategy strategy, Map<String, ?> properties) {
     long id = id(properties);
     if (!bound.removeIf(b -> b.id() == id)) {
       return;
