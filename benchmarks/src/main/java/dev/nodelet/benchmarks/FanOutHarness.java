@@ -62,7 +62,7 @@ final class FanOutHarness {
     }
     double p99 = Stats.median(plain, Result::p99Ms);
     // the stall falls into the recorded window and holds the dispatcher for the whole budget, so about 1,000 events
-    // (2 % of 5 s) wait longer than 10 ms: p99 is shown, the verdict is issue 8's "adds at most the budget to max"
+    // (2 % of 5 s) wait longer than 10 ms: p99 is shown, the verdict is "adds at most the budget to max"
     boolean stalledClosed = stalled.stream().allMatch(r -> r.terminated == 1);
     double addedMax = Stats.median(stalled, Result::maxMs) - Stats.median(plain, Result::maxMs);
     long lost = plain.stream().mapToLong(Result::lostActive).sum() + stalled.stream().mapToLong(Result::lostActive)

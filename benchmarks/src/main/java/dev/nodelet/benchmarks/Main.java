@@ -14,7 +14,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Runs the benchmarks of issue 8 and writes the results table.
+ * Runs the benchmarks of docs/benchmarks.md and writes the results table.
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar [--smoke] [--only 1,3,5] [--out docs/benchmarks.md]

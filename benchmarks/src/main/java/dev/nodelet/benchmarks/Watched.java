@@ -1,7 +1,6 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.kube.internal.KubeClientFactory;
-import dev.nodelet.kube.internal.KubeSettings;
+import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
@@ -38,7 +37,7 @@ abstract class Watched implements AutoCloseable {
 
   /** The client Nodelet runs with: the one the {@code nodelet-kube} component builds (bounded thread pools). */
   static KubernetesClient nodeletClient(String url) {
-    return new KubeClientFactory().create(KubeSettings.builder().masterUrl(url).nodeName("bench").build());
+    return KubeClients.builder().masterUrl(url).build();
   }
 
   /** Reads an object from the local cache. */

@@ -64,7 +64,7 @@ import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
 import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
 
 /**
- * Bundle churn (issue 9): each store strategy bundle, the example DRA driver and {@code nodelet-dra-grpc} (with the
+ * Bundle churn: each store strategy bundle, the example DRA driver and {@code nodelet-dra-grpc} (with the
  * example external driver as a real child process) is stopped and started, then uninstalled and installed again from
  * its location, {@value #DEFAULT_CYCLES} times each by default (system property {@value #CYCLES_PROPERTY}). After
  * every start the test waits until the bundle's components are active again and in use (the managers on the

@@ -129,13 +129,13 @@ public class FelixObjectCacheIT extends NodeletTestSupport {
       assertEquals(pods, manager.registeredPods());
       assertEquals(expected, references(manager));
 
-      // the manager going away takes its watches with it
-      Bundle configmapBundle = bundle("nodelet-configmap");
-      configmapBundle.stop();
+      // the managers going away take their watches with them
+      Bundle managersBundle = bundle("nodelet-managers");
+      managersBundle.stop();
       try {
         await().atMost(WAIT).until(() -> watches("cm-a") == 0 && watches("cm-b") == 0);
       } finally {
-        configmapBundle.start();
+        managersBundle.start();
       }
     }
   }

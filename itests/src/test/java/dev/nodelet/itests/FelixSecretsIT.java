@@ -75,7 +75,7 @@ import org.osgi.service.log.LogReaderService;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 9, "secrets never leak": all of Nodelet in Felix with every SLF4J logger at TRACE, writing to a file, and the
+ * Secrets never leak: all of Nodelet in Felix with every SLF4J logger at TRACE, writing to a file, and the
  * OSGi log service keeping every entry. Secrets with known values are served to the test under the {@code watch},
  * {@code ttl} and {@code get} strategies, updated on the API server in every phase (so watch events carry new
  * values), one is deleted, gets fail (a Secret the ClusterRole may not read, one no pod references, an invalid name,

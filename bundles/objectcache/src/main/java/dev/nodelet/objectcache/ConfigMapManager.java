@@ -5,7 +5,7 @@ import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * The ConfigMaps that the pods of this node reference (the kubelet's configmap manager), registered as a service by
- * the {@code nodelet-configmap} bundle together with {@link PodListener}.
+ * the {@code nodelet-managers} bundle together with {@link PodListener}.
  */
 @ProviderType
 public interface ConfigMapManager extends PodListener {

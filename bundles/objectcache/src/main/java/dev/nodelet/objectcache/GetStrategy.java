@@ -47,11 +47,6 @@ public final class GetStrategy implements StoreStrategy {
   }
 
   @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return createStore(type, ObjectStore.Listener.none());
-  }
-
-  @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
     Objects.requireNonNull(type, "type");

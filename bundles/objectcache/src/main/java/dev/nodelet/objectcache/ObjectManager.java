@@ -21,7 +21,7 @@ import org.osgi.annotation.versioning.ProviderType;
  * registering it again adds only the names it did not reference before and deletes the names it dropped.
  * Unregistering deletes the references of the stored copy; an unknown pod is ignored. Neither blocks on the network.
  *
- * <p>The {@code nodelet-configmap} and {@code nodelet-secret} bundles register their managers as services of this
+ * <p>The {@code nodelet-managers} bundle registers its managers as services of this
  * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}, for tools such as the shell.
  *
  * @param <T> the Kubernetes type of the objects
@@ -130,6 +130,7 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
     private final ResourceType<T> type;
     private final Function<Pod, Set<String>> referencedNames;
     private Clock clock = Clock.systemUTC();
+    private boolean manualTicks;
 
     private Builder(KubernetesClient client, ResourceType<T> type, Function<Pod, Set<String>> referencedNames) {
       this.client = Objects.requireNonNull(client, "client");
@@ -148,11 +149,24 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
     }
 
     /**
-     * @return a new manager that answers with the built-in {@code get} strategy until it is given another; it runs
-     *     one timer thread for its watches (bookmarks, deadlines), so close it when done
+     * The manager runs no timer thread for its watches: bookmarks and deadlines are judged only when the owner calls
+     * {@link SwitchableObjectManager#tick()}. For tests that drive time with their own clock.
+     *
+     * @return this builder
+     */
+    public Builder<T> manualTicks() {
+      this.manualTicks = true;
+      return this;
+    }
+
+    /**
+     * @return a new manager that answers with the built-in {@code get} strategy until it is given another; unless
+     *     {@link #manualTicks()}, it runs one timer thread for its watches (bookmarks, deadlines), so close it when
+     *     done
      */
     public SwitchableObjectManager<T> build() {
-      return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client, clock));
+      return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client, clock),
+          manualTicks);
     }
   }
 }

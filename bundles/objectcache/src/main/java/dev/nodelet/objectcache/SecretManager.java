@@ -5,7 +5,7 @@ import org.osgi.annotation.versioning.ProviderType;
 
 /**
  * The Secrets that the pods of this node reference (the kubelet's secret manager), registered as a service by the
- * {@code nodelet-secret} bundle together with {@link PodListener}.
+ * {@code nodelet-managers} bundle together with {@link PodListener}.
  */
 @ProviderType
 public interface SecretManager extends PodListener {

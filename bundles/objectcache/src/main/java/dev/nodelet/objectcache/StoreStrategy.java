@@ -17,30 +17,27 @@ public interface StoreStrategy {
   String PROPERTY = "nodelet.strategy";
 
   /**
-   * Creates a new, empty store. The caller owns it and must {@linkplain ObjectStore#close() close} it.
-   *
-   * @param type the type of the objects to keep
-   * @param <T> the Kubernetes type of the objects
-   * @return a new store
-   */
-  <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type);
-
-  /**
    * Creates a new, empty store that tells {@code listener} what it observes of the API server (see
    * {@link ObjectStore.Listener}), so that a manager can serve watches from it. The caller owns the store and must
-   * {@linkplain ObjectStore#close() close} it.
-   *
-   * <p>The default creates a store that tells nothing: watches through a manager then see no changes while it uses
-   * this strategy. Strategies that observe objects should override it.
+   * {@linkplain ObjectStore#close() close} it. A strategy that observes nothing tells nothing: watches through a
+   * manager then see no changes while it uses this strategy.
    *
    * @param type the type of the objects to keep
    * @param listener told of every object the store observes
    * @param <T> the Kubernetes type of the objects
    * @return a new store
-   * @since 1.1
    */
-  default <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
-      ObjectStore.Listener<? super T> listener) {
-    return createStore(type);
+  <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type, ObjectStore.Listener<? super T> listener);
+
+  /**
+   * Creates a new, empty store that tells no one what it observes. The caller owns it and must
+   * {@linkplain ObjectStore#close() close} it.
+   *
+   * @param type the type of the objects to keep
+   * @param <T> the Kubernetes type of the objects
+   * @return a new store
+   */
+  default <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
+    return createStore(type, ObjectStore.Listener.none());
   }
 }

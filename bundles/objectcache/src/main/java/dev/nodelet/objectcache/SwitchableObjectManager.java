@@ -28,6 +28,13 @@ public interface SwitchableObjectManager<T extends HasMetadata> extends ObjectMa
   void useBuiltInStrategy();
 
   /**
+   * Sends the watches' due bookmarks and ends those past their deadline, judged by the manager's clock. A manager
+   * built with {@link ObjectManager.Builder#manualTicks()} does this only when called, so a test that moves its clock
+   * decides when; others do it every second on their timer thread as well.
+   */
+  void tick();
+
+  /**
    * Closes the store in use and ends every watch, and stops the manager's threads; later gets and watches fail
    * with {@link IllegalStateException} and later registrations are ignored. Idempotent.
    */

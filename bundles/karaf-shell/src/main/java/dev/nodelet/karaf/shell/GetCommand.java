@@ -1,7 +1,7 @@
 package dev.nodelet.karaf.shell;
 
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.ObjectViews;
+import dev.nodelet.shell.views.ObjectViews;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.List;
 import org.apache.karaf.shell.api.action.Action;

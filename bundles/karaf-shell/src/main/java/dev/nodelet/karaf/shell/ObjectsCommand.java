@@ -1,7 +1,7 @@
 package dev.nodelet.karaf.shell;
 
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.ObjectViews;
+import dev.nodelet.shell.views.ObjectViews;
 import java.util.List;
 import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Command;

@@ -1,7 +1,7 @@
 package dev.nodelet.karaf.shell;
 
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.ObjectViews;
+import dev.nodelet.shell.views.ObjectViews;
 import dev.nodelet.objectcache.StoreStrategy;
 import java.util.Collection;
 import java.util.Dictionary;

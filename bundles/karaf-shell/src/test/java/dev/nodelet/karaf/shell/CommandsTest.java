@@ -94,7 +94,7 @@ class CommandsTest {
   }
 
   /**
-   * Issue 9: no command but {@code get --show-secret} prints a value of a Secret's data or stringData, plain or
+   * No command but {@code get --show-secret} prints a value of a Secret's data or stringData, plain or
    * base64, nor the copy of it in kubectl's last-applied annotation (the Gogo commands are covered in Felix by
    * {@code FelixSecretsIT}).
    */

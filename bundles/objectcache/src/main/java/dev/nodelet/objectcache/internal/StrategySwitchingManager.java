@@ -77,12 +77,29 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
    */
   public StrategySwitchingManager(ResourceType<T> type, Function<Pod, Set<String>> referencedNames, Clock clock,
       StoreStrategy builtIn) {
+    this(type, referencedNames, clock, builtIn, false);
+  }
+
+  /**
+   * @param type the type of the objects
+   * @param referencedNames the names of the objects a pod references
+   * @param clock the clock of the watch fan-out (bookmarks, deadlines)
+   * @param builtIn the strategy that answers while no other is given
+   * @param manualTicks true if the owner drives the watch fan-out's timer with {@link #tick()}
+   */
+  public StrategySwitchingManager(ResourceType<T> type, Function<Pod, Set<String>> referencedNames, Clock clock,
+      StoreStrategy builtIn, boolean manualTicks) {
     this.type = Objects.requireNonNull(type, "type");
     this.referencedNames = Objects.requireNonNull(referencedNames, "referencedNames");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.builtIn = Objects.requireNonNull(builtIn, "builtIn");
-    this.feed = new WatchFeed<>(type, clock, this::isReferenced);
+    this.feed = new WatchFeed<>(type, clock, this::isReferenced, manualTicks);
     this.active = new ActiveStore<>(BUILT_IN_STRATEGY, builtIn.createStore(type, feed));
+  }
+
+  @Override
+  public void tick() {
+    feed.tick();
   }
 
   @Override

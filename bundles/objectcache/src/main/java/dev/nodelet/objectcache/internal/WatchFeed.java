@@ -11,6 +11,7 @@ import dev.nodelet.objectcache.internal.watch.WatchObjects;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,10 +53,12 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
    * @param clock the clock of bookmarks and deadlines
    * @param referenced whether a registered pod references the object {@code (namespace, name)}; called with this
    *     feed's lock held, so it must not wait for anything that feeds this one
+   * @param manualTicks true if the owner calls {@link #tick()} instead of the hub's timer thread
    */
-  WatchFeed(ResourceType<T> type, Clock clock, BiPredicate<String, String> referenced) {
+  WatchFeed(ResourceType<T> type, Clock clock, BiPredicate<String, String> referenced, boolean manualTicks) {
     this.referenced = Objects.requireNonNull(referenced, "referenced");
-    this.hub = new WatchHub<>(type.plural(), WatchObjects.of(type.type()), clock, WatchHubSettings.DEFAULTS);
+    this.hub = new WatchHub<>(type.plural(), WatchObjects.of(type.type()), clock,
+        manualTicks ? WatchHubSettings.DEFAULTS.withTickPeriod(Duration.ZERO) : WatchHubSettings.DEFAULTS);
     this.removals = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
       Thread thread = new Thread(task, "nodelet-watch-feed-" + type.plural());
       thread.setDaemon(true);
@@ -119,6 +122,11 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
 
   WatchStatistics statistics() {
     return new WatchStatistics(hub.watcherCount(), hub.terminatedWatchers(), hub.initialEvents());
+  }
+
+  /** Sends due bookmarks and ends watches past their deadline, as the hub's timer does every second. */
+  void tick() {
+    hub.tick();
   }
 
   /** Drops pending removals (every watch ends anyway), stops the removal thread and the hub. Idempotent. */

@@ -9,6 +9,7 @@ import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.testing.LogCapture;
+import dev.nodelet.objectcache.testing.RecordingStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;

@@ -13,6 +13,7 @@ import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.WatchStatistics;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.objectcache.testing.RecordingStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;

@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.objectcache.testing.RecordingStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -258,7 +259,8 @@ class StrategySwitchingManagerTest {
     assertThatThrownBy(() -> manager.useStrategy("broken", new dev.nodelet.objectcache.StoreStrategy() {
       @Override
       public <T extends io.fabric8.kubernetes.api.model.HasMetadata> dev.nodelet.objectcache.ObjectStore<T>
-          createStore(dev.nodelet.objectcache.ResourceType<T> type) {
+          createStore(dev.nodelet.objectcache.ResourceType<T> type,
+          dev.nodelet.objectcache.ObjectStore.Listener<? super T> listener) {
         throw new IllegalStateException("the broken strategy is closed");
       }
     })).isInstanceOf(IllegalStateException.class).hasMessage("the broken strategy is closed");

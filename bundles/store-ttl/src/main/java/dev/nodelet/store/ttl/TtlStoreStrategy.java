@@ -4,6 +4,7 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.store.ttl.internal.NodeTtl;
+import dev.nodelet.store.ttl.internal.TtlCap;
 import dev.nodelet.store.ttl.internal.TtlObjectStore;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,14 +20,24 @@ import java.util.function.Supplier;
  * otherwise; registering a pod invalidates the copies it references. The time-to-live is the node's annotation
  * {@value #TTL_ANNOTATION} (whole seconds) when a node name is given and the annotation parses, else the default.
  *
- * <p>Given a node name, it keeps one watch, on that {@code Node} object, for the annotation; {@link #close()} ends
- * it. Given a source of the node's annotations instead (in OSGi, the {@code NodeIdentity} service, which watches the
+ * <p>Given a node name only, it keeps one watch, on that {@code Node} object, for the annotation; {@link #close()}
+ * ends it. Given a source of the node's annotations (in OSGi, the {@code NodeIdentity} service, which watches the
  * node anyway), it keeps none.
+ *
+ * <p>A time-to-live longer than {@link #MAX_TTL}, from the annotation or the default, is capped at it with a warning
+ * naming the node and the value: far longer ones (about 3.2e16 seconds) overflow the clock arithmetic.
  */
 public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
 
   /** The node annotation that overrides the default time-to-live, in whole seconds. */
   public static final String TTL_ANNOTATION = "node.alpha.kubernetes.io/ttl";
+
+  /**
+   * The longest time-to-live a strategy applies: a year.
+   *
+   * @since 1.2
+   */
+  public static final Duration MAX_TTL = Duration.ofDays(365);
 
   private final KubernetesClient client;
   private final Clock clock;
@@ -36,15 +47,18 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
   private TtlStoreStrategy(Builder builder) {
     this.client = builder.client;
     this.clock = builder.clock;
-    this.nodeTtl = builder.nodeName.map(node -> NodeTtl.start(builder.client, node, TTL_ANNOTATION));
-    Duration defaultTtl = builder.defaultTtl;
     Optional<Function<String, Optional<String>>> annotations = builder.nodeAnnotations;
+    this.nodeTtl = annotations.isPresent() ? Optional.empty()
+        : builder.nodeName.map(node -> NodeTtl.start(builder.client, node, TTL_ANNOTATION));
+    Duration defaultTtl = TtlCap.capDefault(builder.defaultTtl);
+    TtlCap cap = new TtlCap(builder.nodeName.orElse("(unnamed)"));
     if (nodeTtl.isPresent()) {
       NodeTtl node = nodeTtl.get();
-      this.ttl = () -> node.ttl().orElse(defaultTtl);
+      this.ttl = () -> node.ttl().map(cap::annotated).orElse(defaultTtl);
     } else if (annotations.isPresent()) {
       Function<String, Optional<String>> annotation = annotations.get();
-      this.ttl = () -> annotation.apply(TTL_ANNOTATION).flatMap(NodeTtl::parse).orElse(defaultTtl);
+      this.ttl = () -> annotation.apply(TTL_ANNOTATION).flatMap(NodeTtl::parse).map(cap::annotated)
+          .orElse(defaultTtl);
     } else {
       this.ttl = () -> defaultTtl;
     }
@@ -58,11 +72,6 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
    */
   public static Builder builder(KubernetesClient client) {
     return new Builder(client);
-  }
-
-  @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return createStore(type, ObjectStore.Listener.none());
   }
 
   /** The store tells {@code listener} what each fetch finds, in the thread of the get that fetched. */
@@ -101,7 +110,7 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
 
     /**
      * @param defaultTtl how long a fetched copy stays fresh when the node does not say; zero fetches on every get;
-     *     1 minute by default
+     *     1 minute by default; capped at {@link #MAX_TTL} with a warning
      * @return this builder
      */
     public Builder defaultTtl(Duration defaultTtl) {
@@ -114,21 +123,20 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     }
 
     /**
-     * The strategy watches this node for its {@value #TTL_ANNOTATION} annotation. Replaces
-     * {@link #nodeAnnotations}.
+     * The node whose {@value #TTL_ANNOTATION} annotation sets the time-to-live. Without
+     * {@link #nodeAnnotations}, the strategy watches this node for it; with them, the name only labels warnings.
      *
-     * @param nodeName the node whose {@value #TTL_ANNOTATION} annotation sets the time-to-live; none by default
+     * @param nodeName the node; none by default
      * @return this builder
      */
     public Builder nodeName(String nodeName) {
       this.nodeName = Optional.of(Objects.requireNonNull(nodeName, "nodeName"));
-      this.nodeAnnotations = Optional.empty();
       return this;
     }
 
     /**
      * The strategy reads the node's {@value #TTL_ANNOTATION} annotation from this source on every get that needs the
-     * time-to-live, and keeps no watch of its own. Replaces {@link #nodeName}.
+     * time-to-live, and keeps no watch of its own, even if a {@link #nodeName} is given.
      *
      * @param nodeAnnotations the node's annotation of a key, as last seen; must not block (in OSGi,
      *     {@code NodeIdentity::nodeAnnotation})
@@ -137,7 +145,6 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
      */
     public Builder nodeAnnotations(Function<String, Optional<String>> nodeAnnotations) {
       this.nodeAnnotations = Optional.of(Objects.requireNonNull(nodeAnnotations, "nodeAnnotations"));
-      this.nodeName = Optional.empty();
       return this;
     }
 

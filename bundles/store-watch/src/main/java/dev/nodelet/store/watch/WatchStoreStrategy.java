@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The {@code watch} strategy: each referenced object has its own list+watch (field selector
@@ -31,7 +32,9 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledThreadPoolExecutor timer;
-  private final Set<ObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
+  private final Set<WatchObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
+  private volatile boolean retiring;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private WatchStoreStrategy(Builder builder) {
     this.watchClient = new WatchClient(builder.client);
@@ -55,11 +58,6 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     return new Builder(client);
   }
 
-  @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return createStore(type, ObjectStore.Listener.none());
-  }
-
   /** The store tells {@code listener} every add, update and delete its watches see, on their event threads. */
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
@@ -70,13 +68,61 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     WatchObjectStore<T> store = new WatchObjectStore<>(watchClient.client(), type, clock, settings, timer,
         listener);
     openStores.add(store);
-    store.onClose(() -> openStores.remove(store));
+    store.onClose(() -> {
+      openStores.remove(store);
+      if (retiring && openStores.isEmpty()) {
+        close();
+      }
+    });
     return store;
+  }
+
+  /**
+   * @return the number of stores this strategy created that are not closed yet
+   * @since 1.1
+   */
+  public int openStores() {
+    return openStores.size();
+  }
+
+  /**
+   * @return true once {@link #close()} ran, directly or through {@link #closeWhenUnused()}
+   * @since 1.1
+   */
+  public boolean isClosed() {
+    return closed.get();
+  }
+
+  /**
+   * Looks for idle watches in every open store and stops them, and takes the clock's time for the access times that
+   * follow: what the strategy's timer does every sweep interval, unless it was built with
+   * {@link Builder#manualTicks()}, when only this does it.
+   *
+   * @since 1.1
+   */
+  public void tick() {
+    openStores.forEach(WatchObjectStore::sweep);
+  }
+
+  /**
+   * Closes the strategy once its last open store closes (at once if none is open), so that the stores in use keep
+   * working until their owner has moved to another strategy. Idempotent.
+   *
+   * @since 1.1
+   */
+  public void closeWhenUnused() {
+    retiring = true;
+    if (openStores.isEmpty()) {
+      close();
+    }
   }
 
   /** Closes every store this strategy created and still open, its timer and its watch client. Idempotent. */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     timer.shutdownNow();
     openStores.forEach(ObjectStore::close);
     watchClient.close();
@@ -135,6 +181,19 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      */
     public Builder sweepInterval(Duration sweepInterval) {
       this.sweepInterval = positive("sweepInterval", sweepInterval);
+      return this;
+    }
+
+    /**
+     * The strategy's timer does not look for idle watches or read the clock for access times:
+     * {@link WatchStoreStrategy#tick()} does, when the owner calls it. For tests that drive time with their own
+     * clock. Replaces {@link #sweepInterval}.
+     *
+     * @return this builder
+     * @since 1.1
+     */
+    public Builder manualTicks() {
+      this.sweepInterval = Duration.ZERO;
       return this;
     }
 

@@ -23,7 +23,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** BEHAVIOUR §5.4, 5.6 and 5.8 through the hub, with a hand-moved clock and explicit timer ticks. */
+/**
+ * The watch rules of docs/watch.md that need the hub (shared budget, periodic bookmarks, start version), with a
+ * hand-moved clock and explicit timer ticks.
+ */
 class WatchHubTest {
 
   private static final Duration NO_WAIT = Duration.ZERO;

@@ -25,11 +25,6 @@ public final class GetStrategyComponent implements StoreStrategy {
   }
 
   @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return strategy.createStore(type);
-  }
-
-  @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
     return strategy.createStore(type, listener);

@@ -1,5 +1,7 @@
 package dev.nodelet.store.ttl.internal;
 
+import dev.nodelet.store.ttl.TtlStoreStrategy;
+
 /**
  * A validated configuration of {@value TtlStrategyComponent#PID}.
  *
@@ -9,8 +11,7 @@ package dev.nodelet.store.ttl.internal;
 record TtlSettings(long defaultTtlSeconds, boolean useNodeAnnotation) {
 
   static final String DEFAULT_TTL = "default.ttl.seconds";
-  /** A year: longer makes no sense for a cache, and far longer overflows the clock arithmetic. */
-  static final long MAX_TTL_SECONDS = 365L * 24 * 60 * 60;
+  static final long MAX_TTL_SECONDS = TtlStoreStrategy.MAX_TTL.getSeconds();
 
   /**
    * @throws IllegalArgumentException naming the key that is wrong and why

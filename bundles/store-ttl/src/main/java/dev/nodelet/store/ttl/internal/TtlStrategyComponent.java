@@ -1,5 +1,6 @@
 package dev.nodelet.store.ttl.internal;
 
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
@@ -18,13 +19,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code ttl} strategy as a service. A new configuration does not re-activate it: a valid one builds a new
- * strategy for the stores created from then on (the Nodelet managers take fresh stores when the service's properties
- * change; the strategy before closes with its last store), an invalid one is refused with an error naming the key
- * and the last good configuration stays in force. An invalid configuration at activation fails the activation. A
- * new client or node identity re-activates it. It keeps no watch: the node's annotation comes from the
- * {@link NodeIdentity} service, which watches the node anyway (a watch of its own, stopped within milliseconds of its
- * start, could leave its connection open in the shared client: found by the bundle churn soak, issue 9).
+ * The {@code ttl} strategy as a service. Its configuration goes through {@link LastGoodConfiguration}: a valid new
+ * one builds a new strategy for the stores created from then on (the managers take fresh stores when the service's
+ * properties change), an invalid one is refused with an error naming the key. A new client or node identity
+ * re-activates it. It keeps no watch: the node's annotation comes from the {@link NodeIdentity} service, which
+ * watches the node anyway (a watch of its own, stopped within milliseconds of its start, can leave its connection
+ * open in the shared client). So a strategy it replaces holds nothing and closes at once, while its stores keep
+ * serving until the managers have moved.
  */
 @Component(service = StoreStrategy.class, configurationPid = TtlStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=ttl")
@@ -37,8 +38,8 @@ public final class TtlStrategyComponent implements StoreStrategy {
 
   private final KubernetesClient client;
   private final NodeIdentity node;
-  private final StrategyGenerations<TtlStoreStrategy> strategies;
-  private volatile TtlSettings settings;
+  private final LastGoodConfiguration<TtlStrategyConfiguration, TtlSettings> configuration;
+  private volatile TtlStoreStrategy strategy;
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
@@ -48,40 +49,26 @@ public final class TtlStrategyComponent implements StoreStrategy {
       TtlStrategyConfiguration config) {
     this.client = client;
     this.node = node;
-    try {
-      this.settings = TtlSettings.from(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} is invalid, the TTL store strategy does not start: {}", PID, e.getMessage());
-      throw e;
-    }
-    this.strategies = new StrategyGenerations<>(build(settings));
-    LOG.info("TTL store strategy active: {}", describe(settings));
+    this.configuration = LastGoodConfiguration.activate(PID, "the TTL store strategy", config, TtlSettings::from);
+    this.strategy = build(configuration.current());
+    LOG.info("TTL store strategy active: {}", describe(configuration.current()));
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(TtlStrategyConfiguration config) {
-    TtlSettings next;
-    try {
-      next = TtlSettings.from(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} refused, the TTL store strategy keeps its last good configuration ({}): {}", PID,
-          settings, e.getMessage());
-      return;
-    }
-    if (next.equals(settings)) {
-      return;
-    }
-    strategies.replace(build(next));
-    settings = next;
-    LOG.info("TTL store strategy reconfigured: {}", describe(next));
+    configuration.offer(config).ifPresent(next -> {
+      TtlStoreStrategy old = strategy;
+      strategy = build(next);
+      old.close();
+    });
   }
 
   private TtlStoreStrategy build(TtlSettings s) {
     TtlStoreStrategy.Builder builder = TtlStoreStrategy.builder(client)
         .defaultTtl(Duration.ofSeconds(s.defaultTtlSeconds()));
     if (s.useNodeAnnotation()) {
-      builder.nodeAnnotations(node::nodeAnnotation);
+      builder.nodeName(node.nodeName()).nodeAnnotations(node::nodeAnnotation);
     }
     return builder.build();
   }
@@ -93,27 +80,17 @@ public final class TtlStrategyComponent implements StoreStrategy {
 
   /** The configuration in force. */
   TtlSettings settings() {
-    return settings;
-  }
-
-  /** The number of strategies still open (the newest and those whose stores are still in use), for tests. */
-  int openStrategies() {
-    return strategies.open();
-  }
-
-  @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return createStore(type, ObjectStore.Listener.none());
+    return configuration.current();
   }
 
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    return strategies.createStore(type, listener);
+    return strategy.createStore(type, listener);
   }
 
   @Deactivate
   void deactivate() {
-    strategies.close();
+    strategy.close();
   }
 }

@@ -55,9 +55,8 @@ class NodeTtlTest {
   }
 
   /**
-   * Bundle churn (issue 9): a fabric8 informer stopped while its watch request was in flight left that watch open on
-   * the API server for good, about once in a hundred stops of the strategy in Felix. The race is too rare to catch
-   * here every time (FelixChurnIT does); this loop checks that no close, wherever it falls, leaves a watch.
+   * A close may fall before, during or after the list and the watch request; none may leave a watch open on the API
+   * server (a fabric8 informer stopped with its watch request in flight can). FelixChurnIT covers the same in Felix.
    */
   @Test
   void closingAtAnyMomentLeavesNoWatch() throws InterruptedException {

@@ -7,8 +7,6 @@ import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
-import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.objectcache.StrategyBindings;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
@@ -17,7 +15,6 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -27,8 +24,8 @@ import org.osgi.util.converter.Converters;
 
 /**
  * Configuration of the TTL strategy component: an invalid value is refused with the key named and the last good
- * configuration stays; a valid one builds a new strategy that managers move to, and the old one closes with its
- * last store.
+ * configuration stays; a valid one builds a new strategy that managers move to, while their old store keeps its
+ * settings until then.
  */
 class TtlStrategyComponentTest {
 
@@ -103,7 +100,6 @@ class TtlStrategyComponentTest {
     component.modified(config(Map.of("default.ttl.seconds", Long.MAX_VALUE)));
 
     assertThat(component.settings()).isEqualTo(good);
-    assertThat(component.openStrategies()).isEqualTo(1);
     assertThat(refetches(store)).as("the 3600 s TTL still holds").isFalse();
     // a store made now is of the same strategy
     ObjectStore<ConfigMap> later = component.createStore(ResourceType.CONFIG_MAPS);
@@ -116,12 +112,9 @@ class TtlStrategyComponentTest {
   }
 
   @Test
-  void aValidChangeMovesAManagerToAFreshStoreAndClosesTheOldStrategyWithItsLastStore() {
+  void aValidChangeMovesAManagerToAFreshStoreAndTheOldStoreKeepsItsTtlUntilThen() {
     try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(client).build()) {
-      StrategyBindings bindings = new StrategyBindings(manager);
-      Map<String, Object> properties = new HashMap<>(Map.of(StoreStrategy.PROPERTY, "ttl", "service.id", 7L,
-          "default.ttl.seconds", 3600));
-      bindings.bind(component, properties);
+      manager.useStrategy("ttl", component); // as the managers' components do when the service binds
       manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
           .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
           .endVolume().endSpec().build());
@@ -130,23 +123,20 @@ class TtlStrategyComponentTest {
       manager.get("ns", "a");
       assertThat(fetches()).isEqualTo(before);
 
-      // what SCR does on a new configuration: the modified method, then the service's new properties
+      // what SCR does on a new configuration: the modified method, then the service's new properties, on which the
+      // managers' components move to a fresh store
       component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)));
-      assertThat(component.openStrategies()).as("the old one still serves the manager's store").isEqualTo(2);
-      properties.put("default.ttl.seconds", 0);
-      bindings.update(component, properties);
+      before = fetches();
+      manager.get("ns", "a");
+      assertThat(fetches()).as("the manager's store still has the old TTL").isEqualTo(before);
+      manager.useStrategy("ttl", component);
 
-      assertThat(component.openStrategies()).as("closed with the manager's old store").isEqualTo(1);
       assertThat(component.settings()).isEqualTo(new TtlSettings(0, false));
       before = fetches();
       manager.get("ns", "a");
       manager.get("ns", "a");
       assertThat(fetches()).as("TTL 0 fetches on every get").isEqualTo(before + 2);
       assertThat(server.openWatches("nodes")).isZero();
-
-      // an unchanged configuration builds nothing
-      component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)));
-      assertThat(component.openStrategies()).isEqualTo(1);
     }
   }
 }

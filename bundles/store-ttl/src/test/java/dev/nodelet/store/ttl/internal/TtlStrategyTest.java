@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.LogCapture;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
@@ -70,6 +71,19 @@ class TtlStrategyTest {
     return fetches() == before;
   }
 
+  /** True if a copy stays fresh for exactly {@link TtlStoreStrategy#MAX_TTL}. */
+  private boolean freshForAYear(ObjectStore<ConfigMap> store) {
+    clock.advance(TtlStoreStrategy.MAX_TTL.plusDays(1));
+    store.get("ns", "a");
+    clock.advance(TtlStoreStrategy.MAX_TTL.minusMillis(1));
+    long before = fetches();
+    store.get("ns", "a");
+    boolean fresh = fetches() == before;
+    clock.advance(Duration.ofMillis(1));
+    store.get("ns", "a");
+    return fresh && fetches() == before + 1;
+  }
+
   @Test
   void theNodeAnnotationSetsTheTtl() {
     annotateNode("0");
@@ -116,7 +130,7 @@ class TtlStrategyTest {
 
   /**
    * The component reads the annotation from the NodeIdentity service and keeps no watch of its own: one stopped
-   * within milliseconds of its start could leave its connection open in the shared client (issue 9).
+   * within milliseconds of its start can leave its connection open in the shared client (fabric8 7.5.2).
    */
   @Test
   void theComponentTakesTheTtlFromNodeIdentityAndWatchesNothing() {
@@ -161,6 +175,33 @@ class TtlStrategyTest {
       assertThat(server.openWatches("nodes")).isZero();
     } finally {
       component.deactivate();
+    }
+  }
+
+  /** About 3.2e16 seconds overflows the clock arithmetic: the annotation is capped at a year, with one warning. */
+  @Test
+  void anAnnotationBeyondAYearIsCappedWithAWarningNamingNodeAndValue() {
+    annotateNode("40000000000000000");
+    try (LogCapture log = new LogCapture();
+        TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock).nodeName("node-1").build()) {
+      ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "a", "pod-1");
+      await().atMost(WAIT).until(() -> freshForAYear(store));
+      assertThat(log.text()).containsOnlyOnce("Node node-1: annotation " + TtlStoreStrategy.TTL_ANNOTATION
+          + "=40000000000000000 seconds is longer than the maximum of 31536000 seconds; using 31536000 seconds");
+    }
+  }
+
+  @Test
+  void aDefaultBeyondAYearIsCappedWithAWarning() {
+    try (LogCapture log = new LogCapture();
+        TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock)
+            .defaultTtl(Duration.ofSeconds(Long.MAX_VALUE)).build()) {
+      ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "a", "pod-1");
+      assertThat(freshForAYear(store)).isTrue();
+      assertThat(log.text()).contains("Default TTL of " + Long.MAX_VALUE
+          + " seconds is longer than the maximum of 31536000 seconds; using 31536000 seconds");
     }
   }
 

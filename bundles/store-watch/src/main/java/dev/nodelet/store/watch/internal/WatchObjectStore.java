@@ -84,7 +84,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param clock the clock of access times
    * @param settings the options
    * @param timer a single thread: starts lists, refreshes the access clock and runs the idle sweep every
-   *     {@link WatchSettings#sweepInterval()}
+   *     {@link WatchSettings#sweepInterval()} (with a zero interval, only {@link #sweep()} does both)
    * @param listener told of what the watches and gets observe
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
@@ -98,8 +98,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     this.starts = new StartQueue(timer, CONCURRENT_LISTS);
     this.now = clock.millis();
     long sweepMillis = settings.sweepInterval().toMillis();
-    ticks.add(timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS));
-    ticks.add(timer.scheduleWithFixedDelay(() -> now = clock.millis(), 1, 1, TimeUnit.SECONDS));
+    if (sweepMillis > 0) {
+      ticks.add(timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS));
+      ticks.add(timer.scheduleWithFixedDelay(() -> now = clock.millis(), 1, 1, TimeUnit.SECONDS));
+    }
   }
 
   /** Runs once when this store closes (the strategy forgets it). */
@@ -423,8 +425,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     return item == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(item.lastAccess));
   }
 
-  /** Stops the watches of items that are synced and have not been read for longer than the maximum idle time. */
-  void sweep() {
+  /**
+   * Stops the watches of items that are synced and have not been read for longer than the maximum idle time, and
+   * takes the clock's time for the access times that follow.
+   */
+  public void sweep() {
     long current = clock.millis();
     now = current;
     long maxIdle = settings.maxIdleTime().toMillis();

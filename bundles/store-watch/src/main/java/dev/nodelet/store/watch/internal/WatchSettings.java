@@ -7,7 +7,7 @@ import java.time.Duration;
  *
  * @param maxIdleTime how long an item may go unread before its watch stops
  * @param syncWait how long a get waits for an item's first list
- * @param sweepInterval how often idle items are looked for
+ * @param sweepInterval how often idle items are looked for; zero when the owner sweeps (manual ticks)
  */
 public record WatchSettings(Duration maxIdleTime, Duration syncWait, Duration sweepInterval) {
 }

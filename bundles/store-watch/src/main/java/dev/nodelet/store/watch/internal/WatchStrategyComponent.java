@@ -1,6 +1,6 @@
 package dev.nodelet.store.watch.internal;
 
-import dev.nodelet.objectcache.ObjectState;
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
@@ -8,10 +8,7 @@ import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToLongFunction;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -23,11 +20,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code watch} strategy as a service. A new configuration does not re-activate it: a valid one builds a new
- * strategy for the stores created from then on (the Nodelet managers take fresh stores when the service's properties
- * change; the strategy before stops its watches and sweep timer with its last store), an invalid one is refused with
- * an error naming the key and the last good configuration stays in force. An invalid configuration at activation
- * fails the activation. A new client re-activates it; deactivation stops every watch and the sweep timer.
+ * The {@code watch} strategy as a service. Its configuration goes through {@link LastGoodConfiguration}: a valid new
+ * one builds a new strategy for the stores created from then on (the managers take fresh stores when the service's
+ * properties change; the strategy before stops its watches and sweep timer with its last store), an invalid one is
+ * refused with an error naming the key. A new client re-activates it; deactivation stops every watch and the sweep
+ * timer.
  */
 @Component(service = StoreStrategy.class, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
@@ -85,8 +82,8 @@ public final class WatchStrategyComponent implements StoreStrategy {
   }
 
   private final KubernetesClient client;
-  private final Generations strategies;
-  private volatile Settings settings;
+  private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
+  private volatile WatchStoreStrategy strategy;
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid
@@ -94,20 +91,16 @@ public final class WatchStrategyComponent implements StoreStrategy {
   @Activate
   public WatchStrategyComponent(@Reference KubernetesClient client, WatchStrategyConfiguration config) {
     this.client = client;
-    Settings checked;
     try {
-      checked = Settings.from(config);
+      this.configuration = LastGoodConfiguration.activate(PID, "the watch store strategy", config, Settings::from);
     } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} is invalid, the watch store strategy does not start: {}", PID, e.getMessage());
       throw builderRefusal(client, config).orElse(e);
     }
-    this.settings = checked;
-    this.strategies = new Generations(build(checked));
-    LOG.info("Watch store strategy active: resync interval {} s, sync wait {} ms", checked.resyncIntervalSeconds(),
-        checked.syncWaitMillis());
+    this.strategy = build(configuration.current());
+    LOG.info("Watch store strategy active: {}", configuration.current());
   }
 
-  /** A value the builder refuses itself fails the activation with the builder's message, as it always did. */
+  /** A value the builder refuses itself fails the activation with the builder's message. */
   private static Optional<IllegalArgumentException> builderRefusal(KubernetesClient client,
       WatchStrategyConfiguration config) {
     try {
@@ -124,21 +117,11 @@ public final class WatchStrategyComponent implements StoreStrategy {
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(WatchStrategyConfiguration config) {
-    Settings next;
-    try {
-      next = Settings.from(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} refused, the watch store strategy keeps its last good configuration ({}): {}",
-          PID, settings, e.getMessage());
-      return;
-    }
-    if (next.equals(settings)) {
-      return;
-    }
-    strategies.replace(build(next));
-    settings = next;
-    LOG.info("Watch store strategy reconfigured: resync interval {} s, sync wait {} ms",
-        next.resyncIntervalSeconds(), next.syncWaitMillis());
+    configuration.offer(config).ifPresent(next -> {
+      WatchStoreStrategy old = strategy;
+      strategy = build(next);
+      old.closeWhenUnused();
+    });
   }
 
   private WatchStoreStrategy build(Settings s) {
@@ -150,148 +133,32 @@ public final class WatchStrategyComponent implements StoreStrategy {
 
   /** The configuration in force. */
   Settings settings() {
-    return settings;
+    return configuration.current();
   }
 
-  /** The number of strategies still open (the newest and those whose stores are still in use), for tests. */
-  int openStrategies() {
-    return strategies.open();
-  }
-
-  @Override
-  public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type) {
-    return createStore(type, ObjectStore.Listener.none());
+  /** The strategy new stores come from. */
+  WatchStoreStrategy strategy() {
+    return strategy;
   }
 
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    return strategies.createStore(type, listener);
+    while (true) {
+      WatchStoreStrategy current = strategy;
+      try {
+        return current.createStore(type, listener);
+      } catch (IllegalStateException e) {
+        if (current == strategy) {
+          throw e;
+        }
+        // replaced and closed meanwhile: take the new one
+      }
+    }
   }
 
   @Deactivate
   void deactivate() {
-    strategies.close();
-  }
-
-  /**
-   * The strategies built, one per good configuration: new stores come from the newest; an older one is closed once
-   * the last store it made is closed, or when the component deactivates.
-   */
-  private static final class Generations {
-
-    private static final class Generation {
-      final WatchStoreStrategy strategy;
-      int openStores; // guarded by Generations.this
-      boolean retired; // guarded by Generations.this
-
-      Generation(WatchStoreStrategy strategy) {
-        this.strategy = strategy;
-      }
-    }
-
-    // guarded by this
-    private Generation current;
-    private final List<Generation> retired = new ArrayList<>();
-
-    Generations(WatchStoreStrategy first) {
-      this.current = new Generation(first);
-    }
-
-    <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
-        ObjectStore.Listener<? super T> listener) {
-      Generation generation;
-      synchronized (this) {
-        generation = current;
-        generation.openStores++;
-      }
-      try {
-        return new CountedStore<>(generation.strategy.createStore(type, listener), () -> release(generation));
-      } catch (RuntimeException e) {
-        release(generation);
-        throw e;
-      }
-    }
-
-    void replace(WatchStoreStrategy next) {
-      Generation old;
-      synchronized (this) {
-        old = current;
-        current = new Generation(next);
-        old.retired = true;
-        if (old.openStores > 0) {
-          retired.add(old);
-          return;
-        }
-      }
-      old.strategy.close();
-    }
-
-    void close() {
-      List<Generation> all;
-      synchronized (this) {
-        all = new ArrayList<>(retired);
-        all.add(current);
-        retired.clear();
-      }
-      all.forEach(g -> g.strategy.close());
-    }
-
-    synchronized int open() {
-      return retired.size() + 1;
-    }
-
-    private void release(Generation generation) {
-      boolean closeNow;
-      synchronized (this) {
-        closeNow = --generation.openStores == 0 && generation.retired && retired.remove(generation);
-      }
-      if (closeNow) {
-        generation.strategy.close();
-      }
-    }
-  }
-
-  /** Forwards to a store and tells its owner, once, that it closed. */
-  private static final class CountedStore<T extends HasMetadata> implements ObjectStore<T> {
-    private final ObjectStore<T> store;
-    private final Runnable onClose;
-    private final AtomicBoolean closed = new AtomicBoolean();
-
-    CountedStore(ObjectStore<T> store, Runnable onClose) {
-      this.store = store;
-      this.onClose = onClose;
-    }
-
-    @Override
-    public void addReference(String namespace, String name, String podUid) {
-      store.addReference(namespace, name, podUid);
-    }
-
-    @Override
-    public void deleteReference(String namespace, String name, String podUid) {
-      store.deleteReference(namespace, name, podUid);
-    }
-
-    @Override
-    public T get(String namespace, String name) {
-      return store.get(namespace, name);
-    }
-
-    @Override
-    public Optional<ObjectState> state(String namespace, String name) {
-      return store.state(namespace, name);
-    }
-
-    @Override
-    public void close() {
-      try {
-        store.close();
-      } finally {
-        if (closed.compareAndSet(false, true)) {
-          onClose.run();
-        }
-      }
-    }
+    strategy.close();
   }
 }

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.kube.internal.KubeClientFactory;
-import dev.nodelet.kube.internal.KubeSettings;
+import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
@@ -41,7 +40,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 9, API server faults, against the watch strategy with the client the {@code nodelet-kube} service builds and
+ * API server faults against the watch strategy with the client the {@code nodelet-kube} service builds and
  * {@value #OBJECTS} watched objects: more than the 100 concurrent streams an API server allows on one HTTP/2
  * connection (kubernetes#121120), so all of them reconnecting at once is covered. While a fault is injected and
  * after, a reader thread gets every object in a loop and checks that no get fails and no object's resourceVersion
@@ -54,7 +53,7 @@ class ApiServerFaultsTest {
 
   private static final int OBJECTS = 200;
   private static final String NS = "faults";
-  /** What issue 9 asks: every get fresh again within this time after the API server is back. */
+  /** The requirement: every get fresh again within this time after the API server is back. */
   private static final Duration FRESH_BOUND = Duration.ofSeconds(5);
   /** An upper bound for slow CI machines; the requirements are asserted on measured times. */
   private static final Duration WAIT = Duration.ofSeconds(30);
@@ -82,9 +81,8 @@ class ApiServerFaultsTest {
 
   /** The client the {@code nodelet-kube} component registers, for a server at this port. */
   private KubernetesClient nodeletClient(int port) {
-    return closeLater(new KubeClientFactory().create(KubeSettings.builder()
-        .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port)
-        .nodeName("node-1").build()));
+    return closeLater(KubeClients.builder()
+        .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port).build());
   }
 
   private WatchStoreStrategy strategy(KubernetesClient client) {

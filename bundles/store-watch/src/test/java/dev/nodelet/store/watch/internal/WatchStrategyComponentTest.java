@@ -74,10 +74,9 @@ class WatchStrategyComponentTest {
   }
 
   /**
-   * Bundle churn (issue 9): a strategy stopped while its lists and watches are still in flight. The JDK client
-   * completes a response on its executor; when a stop shut that executor down, the answer never reached the store,
-   * which never closed the watch: about one stop in twenty left a watch open on the server for good, with its
-   * connection, its client and the client's selector thread.
+   * A strategy stopped while its lists and watches are still in flight. The JDK client completes a response on its
+   * executor; were that executor shut down by the stop, the answer would never reach the store, which would never
+   * close the watch, its connection, its client and the client's selector thread.
    */
   @Test
   void deactivationWhileListsAndWatchesAreInFlightLeavesNoWatchConnectionOrThread() throws Exception {

@@ -1,0 +1,88 @@
+package dev.nodelet.store.watch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * With {@code manualTicks()}, time-driven work (the watch store's idle sweep, a manager's watch deadlines) happens
+ * only when the test ticks, judged by the clock it moves: the plain-Java API a test of Nodelet's users drives.
+ */
+class ManualTicksTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
+
+  private final MutableClock clock = new MutableClock();
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+        .endMetadata().addToData("k", "1").build()).create();
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    server.close();
+  }
+
+  @Test
+  void anIdleWatchStopsWhenTheTestTicksAndNotBefore() {
+    try (WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).clock(clock)
+        .resyncInterval(Duration.ofMinutes(1)).manualTicks().build()) {
+      ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "a", "pod-1");
+      assertThat(store.get("ns", "a").getData()).containsEntry("k", "1");
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+
+      clock.advance(Duration.ofMinutes(4));
+      strategy.tick();
+      assertThat(server.openWatches("configmaps")).as("4 of 5 idle minutes").isEqualTo(1);
+
+      clock.advance(Duration.ofMinutes(2));
+      assertThat(server.openWatches("configmaps")).as("no tick yet").isEqualTo(1);
+      strategy.tick();
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+      assertThat(strategy.openStores()).isEqualTo(1);
+      // the next get starts it again
+      assertThat(store.get("ns", "a").getData()).containsEntry("k", "1");
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    }
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+  }
+
+  @Test
+  void aWatchDeadlineEndsTheWatchWhenTheManagerTicks() throws InterruptedException {
+    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(client).clock(clock).manualTicks()
+        .build()) {
+      Instant deadline = clock.instant().plusSeconds(30);
+      Watch<ConfigMap> watch = manager.watch(WatchOptions.<ConfigMap>builder().deadline(deadline).build());
+      clock.advance(Duration.ofMinutes(1));
+      assertThat(watch.poll(Duration.ZERO)).isNull();
+      assertThat(watch.isEnded()).as("past the deadline, but not ticked").isFalse();
+      manager.tick();
+      assertThat(watch.poll(Duration.ofSeconds(1))).isNull();
+      assertThat(watch.isEnded()).isTrue();
+    }
+  }
+}

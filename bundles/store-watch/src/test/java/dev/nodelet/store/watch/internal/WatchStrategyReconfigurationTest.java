@@ -1,0 +1,122 @@
+package dev.nodelet.store.watch.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.objectcache.CacheSyncException;
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+/**
+ * Configuration of the watch strategy component, with a ConfigMap manager that takes a fresh store of it whenever
+ * its service properties change, as the managers' components do: an invalid change is refused with the key named and nothing moves; a valid one is taken by the manager
+ * through a fresh store and the old strategy stops its watches with its last store.
+ */
+class WatchStrategyReconfigurationTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private WatchStrategyComponent watch;
+  private SwitchableObjectManager<ConfigMap> manager;
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+        .endMetadata().addToData("k", "1").build()).create();
+    watch = new WatchStrategyComponent(client, config(Map.of()));
+    manager = ObjectManager.configMaps(client).build();
+    manager.useStrategy("watch", watch); // as the managers' components do when the service binds
+    manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
+        .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
+        .endVolume().endSpec().build());
+  }
+
+  @AfterEach
+  void stop() {
+    manager.close();
+    watch.deactivate();
+    client.close();
+    server.close();
+  }
+
+  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
+    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
+  }
+
+  @Test
+  void activationWithAnInvalidValueFailsNamingTheKey() {
+    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("sync.wait.millis", 3_600_000))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
+    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("resync.interval.seconds", "often"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
+    // what the builder refuses by itself keeps the builder's message
+    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("sync.wait.millis", 0))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
+  }
+
+  @Test
+  void invalidChangesAreRefusedAndNothingMoves() {
+    assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    WatchStrategyComponent.Settings good = watch.settings();
+    WatchStoreStrategy first = watch.strategy();
+
+    for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(
+        Map.of("resync.interval.seconds", -1), Map.of("resync.interval.seconds", 0),
+        Map.of("sync.wait.millis", 0), Map.of("sync.wait.millis", -250), Map.of("sync.wait.millis", "soon"),
+        Map.of("resync.interval.seconds", Long.MAX_VALUE))) {
+      watch.modified(config(bad));
+      // SCR then publishes the refused values as service properties, and the manager takes a fresh store of the
+      // same strategy: a new watch, the same settings, no registration lost
+      manager.useStrategy("watch", watch);
+      assertThat(watch.settings()).isEqualTo(good);
+      assertThat(watch.strategy()).isSameAs(first);
+      assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    }
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+  }
+
+  @Test
+  void aValidChangeIsTakenThroughAFreshStoreAndTheOldStrategyStops() {
+    assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+
+    WatchStoreStrategy old = watch.strategy();
+    Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
+    watch.modified(config(next));
+    assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1));
+    assertThat(old.isClosed()).as("the old one still feeds the manager's store").isFalse();
+    assertThat(old.openStores()).isEqualTo(1);
+    manager.useStrategy("watch", watch);
+    await().atMost(WAIT).until(old::isClosed);
+    assertThat(watch.strategy().openStores()).isEqualTo(1);
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
+
+    // the new sync wait is in force: an object whose first list cannot come in 1 ms fails fast
+    server.failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1, 500);
+    manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
+        .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("missing")
+        .endConfigMap().endVolume().endSpec().build());
+    assertThatThrownBy(() -> manager.get("ns", "missing")).isInstanceOf(CacheSyncException.class);
+  }
+}
