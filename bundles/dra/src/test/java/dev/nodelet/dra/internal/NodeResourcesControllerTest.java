@@ -486,6 +486,22 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void aStreamBrokenAfterALongHealthyPeriodIsRetriedAtOnce() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    for (int i = 0; i < 8; i++) { // up to the maximum backoff
+      gpu.fail(new RuntimeException("stream broken"), true);
+      time.advance(Duration.ofMinutes(5));
+    }
+    int before = gpu.subscriptions.get();
+    time.advance(Duration.ofHours(1)); // healthy for longer than twice the maximum backoff
+    gpu.fail(new RuntimeException("stream broken after an hour"), true);
+    time.advance(Duration.ZERO);
+    assertThat(gpu.subscriptions).as("retried at once, not after the old maximum delay").hasValue(before + 1);
+  }
+
+  @Test
   void aStreamThatEndsWithoutASnapshotMeansNoResources() {
     NodeResourcesController controller = started();
     TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
