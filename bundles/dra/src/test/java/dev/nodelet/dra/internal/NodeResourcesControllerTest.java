@@ -3,6 +3,7 @@ package dev.nodelet.dra.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
@@ -432,6 +433,32 @@ class NodeResourcesControllerTest {
     barrier();
     assertThat(verbs(writesOf("old.example.com"))).containsExactly(Verb.DELETE);
     assertThat(writesOf(GPU)).isEmpty();
+  }
+
+  @Test
+  void theSlicesOfADriverThatPublishesItsOwnAreLeftAloneUntilItIsGoneForTheGracePeriod() {
+    NodeResourcesController first = started();
+    first.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
+    await().until(() -> slicesOf(GPU).size() == 1); // stands for the slice the kubelet plugin wrote
+    first.close();
+    server.clearWrites();
+
+    NodeResourcesController second = started();
+    TestDriver plugin = new TestDriver(GPU).publishingOwnSlices();
+    second.addDriver(plugin);
+    assertThat(plugin.subscriptions).as("never subscribed").hasValue(0);
+    time.advance(GRACE.multipliedBy(3));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(second.driverStatuses()).anySatisfy(
+        d -> assertThat(d.state()).isEqualTo(DriverStatus.State.SELF_PUBLISHING));
+
+    second.removeDriver(plugin);
+    time.advance(GRACE.minusSeconds(1));
+    barrier();
+    assertThat(slicesOf(GPU)).hasSize(1);
+    time.advance(Duration.ofSeconds(1));
+    await().until(() -> slicesOf(GPU).isEmpty());
   }
 
   @Test
