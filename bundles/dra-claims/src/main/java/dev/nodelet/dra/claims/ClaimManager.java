@@ -186,6 +186,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
   private final Map<String, Instant> podRetry = new HashMap<>();
   private final Map<String, String> preparedPods = new HashMap<>(); // pod UID -> resourceVersion prepared
   private boolean swept;
+  private volatile boolean loaded;
 
   private final Object lifecycle = new Object();
   private ScheduledFuture<?> sweeper; // guarded by lifecycle
@@ -216,9 +217,9 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       if (closed) {
         throw new IllegalStateException("the claim manager of node " + nodeName + " is closed");
       }
-      executor.execute(this::load);
-      sweeper = executor.scheduleWithFixedDelay(this::sweep, sweepPeriod.toMillis(), sweepPeriod.toMillis(),
-          TimeUnit.MILLISECONDS);
+      executor.execute(guarded(this::load));
+      sweeper = executor.scheduleWithFixedDelay(guarded(this::sweep), sweepPeriod.toMillis(),
+          sweepPeriod.toMillis(), TimeUnit.MILLISECONDS);
     }
     LOG.info("DRA claim manager started for node {} (checkpoint {})", nodeName, checkpoint.file());
   }
@@ -358,13 +359,27 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
 
   // ---- the work, on the executor's thread
 
+  /** Logs what a task throws: the executor would keep it in a future that nobody reads. */
+  private Runnable guarded(Runnable task) {
+    return () -> {
+      try {
+        task.run();
+      } catch (RuntimeException | Error e) {
+        LOG.error("The DRA claim manager of node {} failed", nodeName, e);
+      }
+    };
+  }
+
   private void requestSync() {
+    if (!loaded) {
+      return; // the load syncs once it is done
+    }
     if (syncQueued.compareAndSet(false, true)) {
       try {
-        executor.execute(() -> {
+        executor.execute(guarded(() -> {
           syncQueued.set(false);
           sync();
-        });
+        }));
       } catch (java.util.concurrent.RejectedExecutionException e) {
         syncQueued.set(false); // closed
       }
@@ -384,6 +399,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       checkpointProblem = "cannot read checkpoint " + checkpoint.file() + ": " + e;
       LOG.error("{}; starting with no claims", checkpointProblem);
     }
+    loaded = true;
     publishView();
     sync();
   }
@@ -739,7 +755,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
     }
     long delay = Math.max(0, Duration.between(clock.instant(), next).toMillis());
     try {
-      executor.schedule(this::requestSync, delay, TimeUnit.MILLISECONDS);
+      executor.schedule(guarded(this::requestSync), delay, TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // closed
     }
