@@ -469,6 +469,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
     // validation before any state change: nothing is recorded unless every claim can be prepared now
     List<ClaimEntry> toUse = new ArrayList<>();
     Map<String, List<String>> allocationDrivers = new LinkedHashMap<>();
+    Map<String, List<DeviceRequestAllocationResult>> allocations = new HashMap<>();
     for (PodResourceClaim entry : entries) {
       try {
         PodClaim pc = resolve(pod, entry.getName());
@@ -490,6 +491,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
         ClaimEntry use = cached != null ? cached : new ClaimEntry(ns, pc.name(), claimUid);
         toUse.add(use);
         allocationDrivers.put(key, claimDrivers);
+        allocations.put(key, claim.getStatus().getAllocation().getDevices().getResults());
       } catch (PodClaimException e) {
         fail(ns, e.claimName, podUid, e.getMessage());
         return false;
@@ -526,7 +528,9 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       }
       Map<String, PrepareResult> answer;
       try {
-        answer = driver.prepare(byUid.values().stream().map(ClaimEntry::ref).toList());
+        answer = driver.prepare(byUid.values().stream().map(e -> new ClaimRef(e.namespace, e.name, e.uid,
+            Optional.ofNullable(allocations.get(e.key())).orElse(List.of()).stream()
+                .filter(r -> driverName.equals(r.getDriver())).toList())).toList());
       } catch (RuntimeException e) {
         String why = "preparing with DRA driver " + driverName + " failed: " + e.getMessage();
         batch.forEach(c -> fail(c.namespace, c.name, podUid, why));
