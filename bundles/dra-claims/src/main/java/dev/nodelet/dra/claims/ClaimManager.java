@@ -415,6 +415,9 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       Instant now = clock.instant();
       List<Pod> pods = new ArrayList<>(activePods.values());
       pods.sort(Comparator.comparing(p -> p.getMetadata().getUid()));
+      // every pod due is validated and recorded first, so that one checkpoint write covers them all
+      List<Admitted> admitted = new ArrayList<>();
+      boolean recorded = false;
       for (Pod pod : pods) {
         if (!isActive(pod)) {
           continue;
@@ -428,11 +431,26 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
         if (retryAt != null && now.isBefore(retryAt)) {
           continue;
         }
-        if (preparePod(pod)) {
-          preparedPods.put(uid, rv);
-          podRetry.remove(uid);
-          failures.values().removeIf(f -> uid.equals(f.podUid()) && !cache.containsKey(f.namespace() + "/"
-              + f.name()));
+        Admitted a = admit(pod);
+        if (a != null) {
+          admitted.add(a);
+          recorded |= a.recorded();
+        }
+      }
+      if (!admitted.isEmpty() && (!recorded || writeCheckpoint())) { // pods are recorded before any driver call
+        boolean prepared = false;
+        for (Admitted a : admitted) {
+          String uid = a.pod().getMetadata().getUid();
+          prepared |= a.entries().stream().anyMatch(e -> !e.prepared);
+          if (prepare(a)) {
+            preparedPods.put(uid, String.valueOf(a.pod().getMetadata().getResourceVersion()));
+            podRetry.remove(uid);
+            failures.values().removeIf(f -> uid.equals(f.podUid()) && !cache.containsKey(f.namespace() + "/"
+                + f.name()));
+          }
+        }
+        if (prepared) {
+          writeCheckpoint();
         }
       }
       preparedPods.keySet().removeIf(uid -> !activePods.containsKey(uid));
@@ -461,8 +479,13 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
     return !swept && !removedPods.contains(uid); // from the checkpoint, not yet reported by the pod source
   }
 
-  /** Prepares every claim of the pod; true when all are prepared. */
-  private boolean preparePod(Pod pod) {
+  /** A pod whose claims passed validation and are in the cache; {@code recorded}: the cache changed. */
+  private record Admitted(Pod pod, List<ClaimEntry> entries,
+      Map<String, List<DeviceRequestAllocationResult>> allocations, boolean recorded) {
+  }
+
+  /** Validates every claim of the pod and records the pod in the cache; null (and a failure kept) if one fails. */
+  private Admitted admit(Pod pod) {
     String podUid = pod.getMetadata().getUid();
     String ns = pod.getMetadata().getNamespace();
     List<PodResourceClaim> entries = Optional.ofNullable(pod.getSpec().getResourceClaims()).orElse(List.of());
@@ -494,7 +517,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
         allocations.put(key, claim.getStatus().getAllocation().getDevices().getResults());
       } catch (PodClaimException e) {
         fail(ns, e.claimName, podUid, e.getMessage());
-        return false;
+        return null;
       }
     }
     boolean changed = false;
@@ -505,9 +528,16 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       }
       changed |= use.podUids.add(podUid);
     }
-    if (changed && !writeCheckpoint()) { // the pod is recorded before any driver is called
-      return false;
-    }
+    return new Admitted(pod, toUse, allocations, changed);
+  }
+
+  /** Calls the drivers for the admitted pod's unprepared claims, per driver in name order; true when all are. */
+  private boolean prepare(Admitted admitted) {
+    Pod pod = admitted.pod();
+    String podUid = pod.getMetadata().getUid();
+    String ns = pod.getMetadata().getNamespace();
+    List<ClaimEntry> toUse = admitted.entries();
+    Map<String, List<DeviceRequestAllocationResult>> allocations = admitted.allocations();
     List<ClaimEntry> unprepared = toUse.stream().filter(e -> !e.prepared).toList();
     if (unprepared.isEmpty()) {
       toUse.forEach(e -> failures.remove(e.key()));
@@ -563,7 +593,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       LOG.info("Prepared ResourceClaim {} for pod {}/{}: {}", e.key(), ns, pod.getMetadata().getName(),
           e.drivers.keySet());
     }
-    return writeCheckpoint();
+    return true;
   }
 
   /** The claim name of a pod's claim entry; null when the entry needs no claim (a template produced none). */
