@@ -3,7 +3,7 @@ package dev.nodelet.benchmarks;
 /**
  * One line of the results table.
  *
- * @param measure the measure's number in docs/benchmarks.md (1..6)
+ * @param measure the measure's number in docs/benchmarks.md (1..7)
  * @param benchmark what was measured
  * @param nodelet Nodelet's figure, with units
  * @param baseline the baseline's figure, with units, or "—"

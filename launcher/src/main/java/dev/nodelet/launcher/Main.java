@@ -91,6 +91,9 @@ public final class Main {
         where = "the cluster of " + options.kubeconfig();
       }
       kube.put("node.name", options.nodeName());
+      // the checkpoint of prepared DRA claims survives a restart with the same work directory
+      configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
+          options.workDir().resolve("dra").toString()));
 
       framework = new NodeletFramework(options.bundlesDir(), options.etcDir(), options.workDir().resolve("felix"),
           options.shell());

@@ -24,6 +24,13 @@ public record DriverStatus(String driverName, State state, Optional<Instant> las
 
   /** What the controller does with a driver. */
   public enum State {
+    /**
+     * The driver is registered and writes its own ResourceSlices (a kubelet DRA plugin): the controller leaves them
+     * alone while it is registered, and deletes them after the grace period once it is gone.
+     *
+     * @since 1.2
+     */
+    SELF_PUBLISHING,
     /** The driver is registered and its snapshot stream is open. */
     MONITORING,
     /** The driver's stream failed with a retryable error; the controller subscribes again after the backoff. */

@@ -71,7 +71,7 @@ final class DriverMonitor {
   /** The delay of the pending retry, or else the delay the next retryable error would cause. */
   Duration backoff() {
     synchronized (lock) {
-      return retryDelay != null ? retryDelay : backoff.get();
+      return retryDelay != null ? retryDelay : backoff.get(scheduler.nanoTime());
     }
   }
 
@@ -180,8 +180,9 @@ final class DriverMonitor {
         open = subscription;
         subscription = null;
         if (retryable) {
-          delay = backoff.get();
-          backoff.next(scheduler.nanoTime());
+          long now = scheduler.nanoTime();
+          delay = backoff.get(now);
+          backoff.next(now);
           retryDelay = delay;
           retry = scheduler.schedule(DriverMonitor.this::subscribe, delay);
         } else {

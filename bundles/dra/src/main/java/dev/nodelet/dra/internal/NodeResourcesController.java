@@ -62,6 +62,8 @@ public final class NodeResourcesController implements AutoCloseable {
   private final Map<String, List<DraDriver>> registered = new HashMap<>(); // guarded by lock; newest last
   private final Map<String, Active> active = new HashMap<>(); // guarded by lock
   private final Map<String, Leaving> leaving = new HashMap<>(); // guarded by lock
+  // drivers that write their own slices, with their registrations (newest last); guarded by lock
+  private final Map<String, List<DraDriver>> selfPublishing = new HashMap<>();
   private final Map<String, String> errors = new HashMap<>(); // guarded by lock
   /** Driver services refused for their name, shown in the status until they go away. */
   private final Map<DraDriver, Rejected> rejected = new IdentityHashMap<>(); // guarded by lock
@@ -154,6 +156,19 @@ public final class NodeResourcesController implements AutoCloseable {
       }
       return;
     }
+    if (driver.publishesOwnSlices()) {
+      synchronized (lock) {
+        if (!closed) {
+          selfPublishing.computeIfAbsent(name, k -> new ArrayList<>()).add(driver);
+          Leaving returned = leaving.remove(name);
+          if (returned != null) {
+            returned.timer().cancel();
+          }
+        }
+      }
+      LOG.info("DRA driver {} publishes its own ResourceSlices; the controller leaves them alone", name);
+      return;
+    }
     DriverMonitor replaced;
     DriverMonitor started;
     synchronized (lock) {
@@ -179,6 +194,20 @@ public final class NodeResourcesController implements AutoCloseable {
   public void removeDriver(DraDriver driver) {
     synchronized (lock) {
       if (rejected.remove(driver) != null) {
+        return;
+      }
+      String own = driver.driverName();
+      List<DraDriver> publishing = selfPublishing.get(own);
+      if (publishing != null && publishing.removeIf(d -> d == driver)) {
+        if (publishing.isEmpty()) {
+          selfPublishing.remove(own);
+          // as the kubelet does: the slices of a driver that is gone are wiped after the grace period
+          Duration grace = options.gracePeriod();
+          leaving.put(own, new Leaving(scheduler.nanoTime() + grace.toNanos(),
+              scheduler.schedule(() -> queue.add(own), grace), null, null));
+          LOG.info("DRA driver {} went away; its own slices are deleted in {} s unless it returns", own,
+              grace.toSeconds());
+        }
         return;
       }
     }
@@ -236,6 +265,8 @@ public final class NodeResourcesController implements AutoCloseable {
     Map<String, DriverStatus> statuses = new TreeMap<>();
     synchronized (lock) {
       long now = scheduler.nanoTime();
+      selfPublishing.keySet().forEach(name -> statuses.put(name, new DriverStatus(name,
+          DriverStatus.State.SELF_PUBLISHING, Optional.empty(), Optional.empty(), Duration.ZERO, Duration.ZERO)));
       active.forEach((name, a) -> statuses.put(name, new DriverStatus(name, a.monitor.state(),
           Optional.ofNullable(a.lastSnapshot), Optional.ofNullable(a.lastError), a.monitor.backoff(),
           Duration.ZERO)));
@@ -297,6 +328,7 @@ public final class NodeResourcesController implements AutoCloseable {
       rejected.clear();
       leaving.values().forEach(l -> l.timer().cancel());
       leaving.clear();
+      selfPublishing.clear();
       if (startupTimer != null) {
         startupTimer.cancel();
       }
@@ -376,6 +408,9 @@ public final class NodeResourcesController implements AutoCloseable {
   private void sync(String name) {
     List<Pool> pools;
     synchronized (lock) {
+      if (selfPublishing.containsKey(name)) {
+        return; // the driver writes these slices itself
+      }
       Active current = active.get(name);
       if (current != null) {
         if (current.pools == null) {

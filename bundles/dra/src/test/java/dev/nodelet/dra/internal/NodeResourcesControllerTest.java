@@ -3,6 +3,7 @@ package dev.nodelet.dra.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
@@ -466,6 +467,32 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void theSlicesOfADriverThatPublishesItsOwnAreLeftAloneUntilItIsGoneForTheGracePeriod() {
+    NodeResourcesController first = started();
+    first.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
+    await().until(() -> slicesOf(GPU).size() == 1); // stands for the slice the kubelet plugin wrote
+    first.close();
+    server.clearWrites();
+
+    NodeResourcesController second = started();
+    TestDriver plugin = new TestDriver(GPU).publishingOwnSlices();
+    second.addDriver(plugin);
+    assertThat(plugin.subscriptions).as("never subscribed").hasValue(0);
+    time.advance(GRACE.multipliedBy(3));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(second.driverStatuses()).anySatisfy(
+        d -> assertThat(d.state()).isEqualTo(DriverStatus.State.SELF_PUBLISHING));
+
+    second.removeDriver(plugin);
+    time.advance(GRACE.minusSeconds(1));
+    barrier();
+    assertThat(slicesOf(GPU)).hasSize(1);
+    time.advance(Duration.ofSeconds(1));
+    await().until(() -> slicesOf(GPU).isEmpty());
+  }
+
+  @Test
   void aNewRegistrationOfTheSameNameReplacesTheMonitor() {
     NodeResourcesController controller = started();
     TestDriver old = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
@@ -514,6 +541,22 @@ class NodeResourcesControllerTest {
     assertThat(gpu.subscriptions).hasValue(4);
     barrier();
     assertThat(slicesOf(GPU)).as("the last snapshot stays").hasSize(1);
+  }
+
+  @Test
+  void aStreamBrokenAfterALongHealthyPeriodIsRetriedAtOnce() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    for (int i = 0; i < 8; i++) { // up to the maximum backoff
+      gpu.fail(new RuntimeException("stream broken"), true);
+      time.advance(Duration.ofMinutes(5));
+    }
+    int before = gpu.subscriptions.get();
+    time.advance(Duration.ofHours(1)); // healthy for longer than twice the maximum backoff
+    gpu.fail(new RuntimeException("stream broken after an hour"), true);
+    time.advance(Duration.ZERO);
+    assertThat(gpu.subscriptions).as("retried at once, not after the old maximum delay").hasValue(before + 1);
   }
 
   @Test

@@ -16,6 +16,19 @@ final class TestDriver implements DraDriver {
   final AtomicInteger subscriptions = new AtomicInteger();
   final AtomicInteger closes = new AtomicInteger();
 
+  private volatile boolean ownSlices;
+
+  /** The driver says that it writes its own slices, as a kubelet DRA plugin does. */
+  TestDriver publishingOwnSlices() {
+    this.ownSlices = true;
+    return this;
+  }
+
+  @Override
+  public boolean publishesOwnSlices() {
+    return ownSlices;
+  }
+
   TestDriver(String name) {
     this.name = name;
   }

@@ -58,11 +58,11 @@ class CommandsTest {
   @Test
   void everyCommandIsAKarafServiceInScopeNodelet() {
     List<Class<? extends Action>> commands = List.of(PodsCommand.class, ObjectsCommand.class, GetCommand.class,
-        StrategyCommand.class, DriversCommand.class, SlicesCommand.class);
+        StrategyCommand.class, DriversCommand.class, SlicesCommand.class, ClaimsCommand.class);
     assertThat(commands).allSatisfy(c -> assertThat(c.getAnnotation(Service.class)).isNotNull());
     assertThat(commands.stream().map(c -> c.getAnnotation(Command.class)))
         .allSatisfy(c -> assertThat(c.scope()).isEqualTo("nodelet"))
-        .extracting(Command::name).containsExactly("pods", "objects", "get", "strategy", "drivers", "slices");
+        .extracting(Command::name).containsExactly("pods", "objects", "get", "strategy", "drivers", "slices", "claims");
   }
 
   @Test
@@ -159,7 +159,7 @@ class CommandsTest {
 
   @Test
   void driversAndSlicesSayWhenTheControllerIsNotRunning() {
-    assertThat(Stream.<Action>of(new DriversCommand(), new SlicesCommand())).allSatisfy(c ->
+    assertThat(Stream.<Action>of(new DriversCommand(), new SlicesCommand(), new ClaimsCommand())).allSatisfy(c ->
         assertThatThrownBy(c::execute).hasMessageContaining("is not running"));
   }
 

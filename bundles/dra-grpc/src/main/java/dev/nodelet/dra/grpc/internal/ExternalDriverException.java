@@ -5,6 +5,10 @@ final class ExternalDriverException extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
 
+  ExternalDriverException(String message) {
+    super(message);
+  }
+
   ExternalDriverException(String message, Throwable cause) {
     super(message, cause);
   }

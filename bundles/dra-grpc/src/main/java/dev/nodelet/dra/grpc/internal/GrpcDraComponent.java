@@ -28,6 +28,8 @@ public final class GrpcDraComponent {
   public static final String DRIVER_NAME_PROPERTY = "nodelet.dra.driver";
   public static final String ENDPOINT_PROPERTY = "nodelet.dra.grpc.endpoint";
   public static final String REGISTRATION_PROPERTY = "nodelet.dra.grpc.registration";
+  /** The protocol chosen at registration: {@code v1.DRAPlugin}, {@code v1beta1.DRAPlugin} or {@code nodelet.dra.v1}. */
+  public static final String PROTOCOL_PROPERTY = "nodelet.dra.grpc.protocol";
 
   private final Transport transport;
   private final RegistrationWatcher watcher;
@@ -42,6 +44,7 @@ public final class GrpcDraComponent {
           properties.put(DRIVER_NAME_PROPERTY, driver.driverName());
           properties.put(ENDPOINT_PROPERTY, driver.endpoint().toString());
           properties.put(REGISTRATION_PROPERTY, socket.toString());
+          properties.put(PROTOCOL_PROPERTY, driver.protocol());
           ServiceRegistration<DraDriver> registration = context.registerService(DraDriver.class, driver, properties);
           return () -> unregister(registration);
         });

@@ -1,7 +1,6 @@
 package dev.nodelet.dra.grpc.internal;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.grpc.v1.DRAPluginGrpc;
@@ -17,7 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One registered external driver as a {@link DraDriver}: every subscription is one {@code ListAndWatchResources}
  * call on a channel of its own, so a failed call leaves no connection state behind for the next attempt.
  */
-final class GrpcDraDriver implements DraDriver {
+final class GrpcDraDriver implements RegisteredDriver {
 
   private final String driverName;
   private final Path endpoint;
@@ -34,8 +33,19 @@ final class GrpcDraDriver implements DraDriver {
     return driverName;
   }
 
-  Path endpoint() {
+  @Override
+  public Path endpoint() {
     return endpoint;
+  }
+
+  @Override
+  public String protocol() {
+    return Registrar.PROTOCOL_VERSION;
+  }
+
+  /** Each subscription owns its channel: nothing to release here. */
+  @Override
+  public void close() {
   }
 
   @Override

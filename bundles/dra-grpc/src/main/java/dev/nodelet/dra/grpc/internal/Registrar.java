@@ -6,20 +6,28 @@ import dev.nodelet.dra.grpc.pluginregistration.RegistrationGrpc;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
  * The kubelet's registration handshake with one registration socket: {@code GetInfo}, validation, then
- * {@code NotifyRegistrationStatus} with the verdict.
+ * {@code NotifyRegistrationStatus} with the verdict. A plugin of type {@code DRAPlugin} that supports the kubelet's
+ * DRA API ({@code v1.DRAPlugin}, else {@code v1beta1.DRAPlugin}) becomes a {@link KubeletPlugin}; one that supports
+ * only Nodelet's snapshot stream ({@code nodelet.dra.v1}) becomes a {@link GrpcDraDriver}.
  */
 final class Registrar {
 
   static final String PLUGIN_TYPE = "DRAPlugin";
   static final String PROTOCOL_VERSION = "nodelet.dra.v1";
+  /** What Nodelet speaks, newest first. */
+  static final List<String> KNOWN_VERSIONS = List.of(KubeletPlugin.V1, KubeletPlugin.V1BETA1, PROTOCOL_VERSION);
+  /** The longest unix socket path (sun_path is 108 bytes with the terminating NUL). */
+  private static final int MAX_SOCKET_PATH = 107;
 
   private static final Pattern DNS_SUBDOMAIN =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
@@ -36,10 +44,17 @@ final class Registrar {
 
   private final Transport transport;
   private final Duration timeout;
+  private final Duration callTimeout;
 
   Registrar(Transport transport, Duration timeout) {
+    this(transport, timeout, KubeletPlugin.CALL_TIMEOUT);
+  }
+
+  /** @param callTimeout the deadline of each prepare and unprepare call of a kubelet plugin */
+  Registrar(Transport transport, Duration timeout, Duration callTimeout) {
     this.transport = transport;
     this.timeout = timeout;
+    this.callTimeout = callTimeout;
   }
 
   /**
@@ -49,7 +64,7 @@ final class Registrar {
    * @throws RefusedException the driver's info is invalid; the driver has been told why
    * @throws io.grpc.StatusRuntimeException the socket did not answer (a stale socket, a driver still starting)
    */
-  GrpcDraDriver register(Path registrationSocket) throws RefusedException {
+  RegisteredDriver register(Path registrationSocket) throws RefusedException {
     ManagedChannel channel = transport.channel(registrationSocket);
     try {
       RegistrationGrpc.RegistrationBlockingStub stub = RegistrationGrpc.newBlockingStub(channel);
@@ -62,7 +77,15 @@ final class Registrar {
       if (problem != null) {
         throw new RefusedException(problem);
       }
-      return new GrpcDraDriver(info.getName(), Path.of(info.getEndpoint()), transport);
+      Path endpoint = endpoint(registrationSocket, info);
+      String version = version(info);
+      if (PROTOCOL_VERSION.equals(version)) {
+        return new GrpcDraDriver(info.getName(), endpoint, transport);
+      }
+      List<String> versions = info.getSupportedVersionsList();
+      String health = versions.contains(KubeletPlugin.HEALTH_V1) || !versions.contains(KubeletPlugin.HEALTH_V1ALPHA1)
+          ? KubeletPlugin.HEALTH_V1 : KubeletPlugin.HEALTH_V1ALPHA1;
+      return new KubeletPlugin(info.getName(), endpoint, version, health, transport, callTimeout);
     } finally {
       channel.shutdownNow();
     }
@@ -77,19 +100,38 @@ final class Registrar {
     if (info.getName().length() > MAX_DRIVER_NAME || !DNS_SUBDOMAIN.matcher(info.getName()).matches()) {
       return who + ": the name must be a DNS subdomain of at most " + MAX_DRIVER_NAME + " characters";
     }
-    if (!info.getSupportedVersionsList().contains(PROTOCOL_VERSION)) {
-      return who + " supports " + info.getSupportedVersionsList() + " but Nodelet speaks " + PROTOCOL_VERSION;
+    if (version(info) == null) {
+      return who + " supports " + info.getSupportedVersionsList() + " but Nodelet speaks one of " + KNOWN_VERSIONS
+          + "; use a driver release that serves the kubelet's DRA API v1 or v1beta1";
     }
     try {
-      Path endpoint = Path.of(info.getEndpoint());
+      Path endpoint = endpoint(registrationSocket, info);
       if (!endpoint.isAbsolute()) {
         return who + ": the endpoint must be the absolute path of a unix socket, was \"" + info.getEndpoint()
             + "\"";
+      }
+      if (endpoint.toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH
+          || !endpoint.normalize().equals(endpoint)) {
+        return who + ": the endpoint \"" + info.getEndpoint() + "\" must be a normalized path of at most "
+            + MAX_SOCKET_PATH + " bytes";
       }
       return prefixed(who, SocketFiles.socketProblem("endpoint", endpoint, SocketFiles.mode(endpoint)));
     } catch (InvalidPathException | IOException e) {
       return who + ": cannot use endpoint \"" + info.getEndpoint() + "\": " + e.getMessage();
     }
+  }
+
+  /**
+   * The protocol to speak: the kubelet's DRA API, newest first, else Nodelet's snapshot stream; {@code null} when
+   * the plugin supports none of them.
+   */
+  static String version(PluginInfo info) {
+    return KNOWN_VERSIONS.stream().filter(info.getSupportedVersionsList()::contains).findFirst().orElse(null);
+  }
+
+  /** The DRA socket; a kubelet plugin that names none serves DRA on its registration socket. */
+  private static Path endpoint(Path registrationSocket, PluginInfo info) {
+    return info.getEndpoint().isEmpty() ? registrationSocket : Path.of(info.getEndpoint());
   }
 
   private static String prefixed(String who, String problem) {

@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Watches the registration folder on one thread and keeps one published {@link GrpcDraDriver} per registration
+ * Watches the registration folder on one thread and keeps one published {@link RegisteredDriver} per registration
  * socket that passed the handshake, like the kubelet's plugin watcher.
  *
  * <p>The folder is polled rather than watched through inotify: a poll also sees a changed mode (a socket or the
@@ -36,7 +36,7 @@ final class RegistrationWatcher implements AutoCloseable {
   /** Publishes a registered driver (as an OSGi service); the returned action withdraws it. */
   @FunctionalInterface
   interface Publisher {
-    Runnable publish(GrpcDraDriver driver, Path registrationSocket);
+    Runnable publish(RegisteredDriver driver, Path registrationSocket);
   }
 
   /** One socket file and what became of it; only the watcher thread touches these. */
@@ -180,10 +180,23 @@ final class RegistrationWatcher implements AutoCloseable {
       return new Entry(id, null, Long.MAX_VALUE, null);
     }
     try {
-      GrpcDraDriver driver = registrar.register(socket);
-      Runnable unpublish = publisher.publish(driver, socket);
-      LOG.info("Registered DRA driver {} from {} (endpoint {})", driver.driverName(), socket, driver.endpoint());
-      return new Entry(id, unpublish, Long.MAX_VALUE, null);
+      RegisteredDriver driver = registrar.register(socket);
+      Runnable unpublish;
+      try {
+        unpublish = publisher.publish(driver, socket);
+      } catch (RuntimeException e) {
+        driver.close();
+        throw e;
+      }
+      LOG.info("Registered DRA driver {} from {} (endpoint {}, {})", driver.driverName(), socket, driver.endpoint(),
+          driver.protocol());
+      return new Entry(id, () -> {
+        try {
+          unpublish.run();
+        } finally {
+          driver.close();
+        }
+      }, Long.MAX_VALUE, null);
     } catch (Registrar.RefusedException e) {
       LOG.error("DRA driver registration refused: {}", e.getMessage());
       return new Entry(id, null, Long.MAX_VALUE, null);

@@ -34,7 +34,7 @@ class RegistrationWatcherTest {
   private Path plugins;
   private Transport transport;
   private RegistrationWatcher watcher;
-  private final Map<Path, GrpcDraDriver> published = new ConcurrentHashMap<>();
+  private final Map<Path, RegisteredDriver> published = new ConcurrentHashMap<>();
   private final List<AutoCloseable> resources = new ArrayList<>();
 
   @BeforeEach
@@ -86,7 +86,7 @@ class RegistrationWatcherTest {
 
     RecordingListener listener = subscribe(driver);
 
-    GrpcDraDriver registered = published.get(driver.registrationSocket);
+    RegisteredDriver registered = published.get(driver.registrationSocket);
     assertThat(registered.driverName()).isEqualTo("gpu.example.com");
     assertThat(registered.endpoint()).isEqualTo(driver.endpoint);
     assertThat(driver.statuses).containsExactly(RegistrationStatus.newBuilder().setPluginRegistered(true).build());
@@ -209,17 +209,17 @@ class RegistrationWatcherTest {
     FakeDriver badName = closeLater(new FakeDriver(registry.resolve("bad-reg.sock"), endpoint2,
         FakeDriver.info("Bad_Name", endpoint2), "rw-------", "rw-------"));
     Path endpoint3 = plugins.resolve("z.sock");
-    FakeDriver kubeletOnly = closeLater(new FakeDriver(registry.resolve("kubelet-reg.sock"), endpoint3,
+    FakeDriver unknownVersion = closeLater(new FakeDriver(registry.resolve("kubelet-reg.sock"), endpoint3,
         PluginInfo.newBuilder(FakeDriver.info("kubelet.example.com", endpoint3)).clearSupportedVersions()
-            .addSupportedVersions("v1.DRAPlugin").build(), "rw-------", "rw-------"));
+            .addSupportedVersions("v2.DRAPlugin").build(), "rw-------", "rw-------"));
 
-    await().until(() -> !csi.statuses.isEmpty() && !badName.statuses.isEmpty() && !kubeletOnly.statuses.isEmpty());
+    await().until(() -> !csi.statuses.isEmpty() && !badName.statuses.isEmpty() && !unknownVersion.statuses.isEmpty());
     assertThat(csi.statuses.get(0).getError()).isEqualTo("plugin \"csi.example.com\" at " + csi.registrationSocket
         + " has type \"CSIPlugin\"; Nodelet registers only DRAPlugin");
     assertThat(badName.statuses.get(0).getError()).endsWith(
         ": the name must be a DNS subdomain of at most 63 characters");
-    assertThat(kubeletOnly.statuses.get(0).getError()).endsWith(
-        " supports [v1.DRAPlugin] but Nodelet speaks nodelet.dra.v1");
+    assertThat(unknownVersion.statuses.get(0).getError()).contains(
+        " supports [v2.DRAPlugin] but Nodelet speaks one of [v1.DRAPlugin, v1beta1.DRAPlugin, nodelet.dra.v1]");
     assertThat(published).isEmpty();
   }
 

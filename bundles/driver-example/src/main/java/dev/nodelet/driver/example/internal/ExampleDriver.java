@@ -1,7 +1,10 @@
 package dev.nodelet.driver.example.internal;
 
+import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.PrepareResult;
+import dev.nodelet.dra.PreparedDevice;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -9,10 +12,14 @@ import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
@@ -32,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * is refused with an error naming the key, and the last good snapshot stays published; delete the configuration and
  * create a new one to rename a driver. An invalid configuration at activation fails the activation. Names the API
  * would refuse (a pool name, say) are the controller's to reject: it reports them in the driver's status.
+ *
+ * <p>It also prepares claims: each allocated device of its pool gets the CDI device ID
+ * {@code k8s.<driver>/device=<device>}; preparing again returns the same devices, and unpreparing forgets them.
  */
 @Component(configurationPid = ExampleDriver.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
     service = DraDriver.class)
@@ -50,6 +60,7 @@ public final class ExampleDriver implements DraDriver {
   private final String driverName;
   private final Set<SnapshotListener> listeners = new CopyOnWriteArraySet<>();
   private volatile List<Pool> pools;
+  private final Map<String, List<PreparedDevice>> prepared = new ConcurrentHashMap<>(); // by claim UID
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
@@ -95,6 +106,46 @@ public final class ExampleDriver implements DraDriver {
     listeners.add(listener);
     listener.onSnapshot(pools);
     return () -> listeners.remove(listener);
+  }
+
+  @Override
+  public boolean preparesClaims() {
+    return true;
+  }
+
+  /** Prepares the devices of its pool that the claims were allocated; a device it does not have fails the claim. */
+  @Override
+  public Map<String, PrepareResult> prepare(List<ClaimRef> claims) {
+    Pool pool = pools.get(0);
+    Set<String> names = new java.util.HashSet<>();
+    pool.devices().forEach(d -> names.add(d.getName()));
+    Map<String, PrepareResult> results = new HashMap<>();
+    for (ClaimRef claim : claims) {
+      List<PreparedDevice> devices = new ArrayList<>();
+      String error = null;
+      for (DeviceRequestAllocationResult r : claim.results()) {
+        if (!pool.name().equals(r.getPool()) || !names.contains(r.getDevice())) {
+          error = "device " + r.getPool() + "/" + r.getDevice() + " is not a device of pool " + pool.name();
+          break;
+        }
+        devices.add(new PreparedDevice(List.of(r.getRequest()), r.getPool(), r.getDevice(),
+            List.of("k8s." + driverName + "/device=" + r.getDevice()), null));
+      }
+      if (error != null) {
+        results.put(claim.uid(), PrepareResult.failed(error));
+      } else {
+        prepared.put(claim.uid(), List.copyOf(devices));
+        results.put(claim.uid(), PrepareResult.prepared(prepared.get(claim.uid())));
+        LOG.info("Example driver {} prepared claim {}: {}", driverName, claim, devices.size());
+      }
+    }
+    return results;
+  }
+
+  @Override
+  public Map<String, String> unprepare(List<ClaimRef> claims) {
+    claims.forEach(c -> prepared.remove(c.uid()));
+    return Map.of();
   }
 
   private static List<Pool> pools(ExampleDriverConfiguration config) {

@@ -163,4 +163,25 @@ class ExampleDriverTest {
       }
     }
   }
+
+  @Test
+  void allocatedDevicesOfItsPoolArePreparedWithCdiIdsAndOthersFailTheClaim() {
+    ExampleDriver driver = new ExampleDriver(config(Map.of()));
+    var mine = new io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder()
+        .withDriver("gpu.example.com").withPool("node-a").withDevice("dev-1").withRequest("gpu").build();
+    var foreign = new io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder(mine)
+        .withDevice("dev-9").build();
+
+    Map<String, dev.nodelet.dra.PrepareResult> results = driver.prepare(List.of(
+        new dev.nodelet.dra.ClaimRef("default", "ok", "uid-1", List.of(mine)),
+        new dev.nodelet.dra.ClaimRef("default", "bad", "uid-2", List.of(foreign))));
+
+    assertThat(driver.preparesClaims()).isTrue();
+    assertThat(results.get("uid-1").devices()).containsExactly(new dev.nodelet.dra.PreparedDevice(List.of("gpu"),
+        "node-a", "dev-1", List.of("k8s.gpu.example.com/device=dev-1"), null));
+    assertThat(results.get("uid-2").error()).isEqualTo("device node-a/dev-9 is not a device of pool node-a");
+    assertThat(driver.prepare(List.of(new dev.nodelet.dra.ClaimRef("default", "ok", "uid-1", List.of(mine))))
+        .get("uid-1")).as("preparing again gives the same devices").isEqualTo(results.get("uid-1"));
+    assertThat(driver.unprepare(List.of(new dev.nodelet.dra.ClaimRef("default", "ok", "uid-1")))).isEmpty();
+  }
 }

@@ -1,0 +1,170 @@
+package dev.nodelet.benchmarks;
+
+import dev.nodelet.dra.ClaimRef;
+import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.PrepareResult;
+import dev.nodelet.dra.PreparedDevice;
+import dev.nodelet.dra.SnapshotListener;
+import dev.nodelet.dra.Subscription;
+import dev.nodelet.dra.claims.ClaimInfo;
+import dev.nodelet.dra.claims.ClaimManager;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Measure 7: DRA claim preparation. 100 pods of one node with one claim each, on one in-process driver: the claims
+ * are allocated and reserved (status written to the API server, as the scheduler does) and the pods bound (handed to
+ * the claim manager, as the pod source does) all at once; the time from each claim's allocation until the manager
+ * shows it prepared (the driver called and the checkpoint written), p50 and p99.
+ */
+final class DraClaimsHarness {
+
+  private static final String NODE = "node-a";
+  private static final String DRIVER = "gpu.example.com";
+
+  record Result(double p50Millis, double p99Millis, double allMillis) {
+  }
+
+  private DraClaimsHarness() {
+  }
+
+  static List<Row> run(boolean smoke) {
+    int pods = smoke ? 10 : 100;
+    int rounds = smoke ? 1 : 3;
+    List<Result> results = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      Result result = once(pods);
+      results.add(result);
+      Main.log("DRA claims round %d: %d pods, allocation to prepared p50 %.2f ms, p99 %.2f ms, all in %.1f ms",
+          r + 1, pods, result.p50Millis, result.p99Millis, result.allMillis);
+    }
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(7, "DRA claims: " + pods + " pods × 1 claim, allocation to prepared, p50",
+        Stats.medianRange(results, Result::p50Millis, "ms"), "—", "—", "—"));
+    rows.add(new Row(7, "DRA claims: " + pods + " pods × 1 claim, allocation to prepared, p99",
+        Stats.medianRange(results, Result::p99Millis, "ms") + "; all prepared in "
+            + Stats.medianRange(results, Result::allMillis, "ms"), "—", "—", "—"));
+    return rows;
+  }
+
+  static Result once(int podCount) {
+    Path state;
+    try {
+      state = Files.createTempDirectory("nodelet-bench-claims-");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient();
+        ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).build()) {
+      manager.addDriver(new Driver());
+      manager.start();
+      List<Pod> pods = new ArrayList<>();
+      List<ResourceClaim> claims = new ArrayList<>();
+      for (int i = 0; i < podCount; i++) {
+        String name = "claim-" + i;
+        pods.add(new PodBuilder().withNewMetadata().withNamespace("default").withName("pod-" + i)
+            .withUid("pod-uid-" + i).withResourceVersion("1").endMetadata().withNewSpec().withNodeName(NODE)
+            .addNewResourceClaim().withName("gpu").withResourceClaimName(name).endResourceClaim().endSpec().build());
+        claims.add(client.resources(ResourceClaim.class).inNamespace("default").resource(new ResourceClaimBuilder()
+            .withNewMetadata().withNamespace("default").withName(name).endMetadata().withNewSpec().withNewDevices()
+            .addNewRequest().withName("gpu").withNewExactly().withDeviceClassName("gpu").endExactly().endRequest()
+            .endDevices().endSpec().build()).create());
+      }
+      Map<String, Long> allocatedAt = new HashMap<>();
+      long start = System.nanoTime();
+      for (int i = 0; i < podCount; i++) {
+        ResourceClaim claim = claims.get(i);
+        claim.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
+            .withDriver(DRIVER).withPool(NODE).withDevice("dev-" + i).withRequest("gpu").endResult().endDevices()
+            .endAllocation().addNewReservedFor().withResource("pods").withName("pod-" + i)
+            .withUid("pod-uid-" + i).endReservedFor().build());
+        client.resources(ResourceClaim.class).inNamespace("default").resource(claim).updateStatus();
+        allocatedAt.put(claim.getMetadata().getName(), System.nanoTime());
+        manager.podUpdated(pods.get(i)); // the pod is bound once its claims are allocated
+      }
+      Map<String, Long> preparedAt = new HashMap<>();
+      long deadline = System.nanoTime() + 120_000_000_000L;
+      while (preparedAt.size() < podCount) {
+        long now = System.nanoTime();
+        for (ClaimInfo c : manager.claims()) {
+          if (c.state() == ClaimInfo.State.PREPARED) {
+            preparedAt.putIfAbsent(c.name(), now);
+          }
+        }
+        if (now > deadline) {
+          throw new IllegalStateException("only " + preparedAt.size() + " of " + podCount + " claims prepared");
+        }
+        LockSupport.parkNanos(100_000);
+      }
+      double[] latencies = preparedAt.entrySet().stream()
+          .mapToDouble(e -> Stats.ms(e.getValue() - allocatedAt.get(e.getKey()))).sorted().toArray();
+      long last = preparedAt.values().stream().mapToLong(Long::longValue).max().orElse(start);
+      return new Result(percentile(latencies, 50), percentile(latencies, 99), Stats.ms(last - start));
+    } finally {
+      deleteQuietly(state);
+    }
+  }
+
+  private static double percentile(double[] sorted, int p) {
+    int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+    return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+  }
+
+  private static void deleteQuietly(Path folder) {
+    try (var files = Files.walk(folder)) {
+      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      Main.log("cannot delete %s: %s", folder, e);
+    }
+  }
+
+  /** Prepares each claim with the device of its allocation; no I/O, so the figure is Nodelet's own cost. */
+  private static final class Driver implements DraDriver {
+    @Override
+    public String driverName() {
+      return DRIVER;
+    }
+
+    @Override
+    public Subscription subscribe(SnapshotListener listener) {
+      return () -> { };
+    }
+
+    @Override
+    public boolean preparesClaims() {
+      return true;
+    }
+
+    @Override
+    public Map<String, PrepareResult> prepare(List<ClaimRef> claims) {
+      Map<String, PrepareResult> out = new HashMap<>();
+      for (ClaimRef c : claims) {
+        out.put(c.uid(), PrepareResult.prepared(c.results().stream().map(r -> new PreparedDevice(
+            List.of(r.getRequest()), r.getPool(), r.getDevice(), List.of("k8s." + DRIVER + "/device=" + r.getDevice()),
+            null)).toList()));
+      }
+      return out;
+    }
+
+    @Override
+    public Map<String, String> unprepare(List<ClaimRef> claims) {
+      return Map.of();
+    }
+  }
+}

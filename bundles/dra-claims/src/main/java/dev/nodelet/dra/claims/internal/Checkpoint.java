@@ -1,0 +1,185 @@
+package dev.nodelet.dra.claims.internal;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.nodelet.dra.PreparedDevice;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.zip.CRC32;
+
+/**
+ * The claim cache on disk, in the kubelet's {@code dra_manager_state} format:
+ * {@code {"Data":"<json>","Checksum":<CRC-32 of Data>}} with Data =
+ * {@code {"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":[...]}}.
+ * Each write replaces the whole file atomically (a temporary file in the same folder, forced to disk, then
+ * renamed). Nodelet adds {@code Prepared} to each entry; readers that do not know it ignore it.
+ */
+public final class Checkpoint {
+
+  public static final String FILE_NAME = "dra_manager_state";
+  private static final String KIND = "DRACheckpoint";
+  private static final String API_VERSION = "checkpoint.dra.kubelet.k8s.io/v1";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The file could not be used; it has been moved aside to {@link #movedTo}. */
+  public static final class CorruptException extends Exception {
+    private static final long serialVersionUID = 1L;
+    public final transient Path movedTo;
+
+    CorruptException(String message, Path movedTo) {
+      super(message);
+      this.movedTo = movedTo;
+    }
+  }
+
+  private final Path file;
+  private final Clock clock;
+
+  public Checkpoint(Path folder, Clock clock) {
+    this.file = folder.resolve(FILE_NAME);
+    this.clock = clock;
+  }
+
+  public Path file() {
+    return file;
+  }
+
+  /**
+   * Reads the entries; a missing file is an empty cache.
+   *
+   * @throws CorruptException if the file is not a valid checkpoint; it is moved aside first
+   * @throws IOException if the file cannot be read or moved
+   */
+  public List<ClaimEntry> read() throws IOException, CorruptException {
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      return List.of();
+    }
+    String problem;
+    try {
+      JsonNode outer = JSON.readTree(bytes);
+      JsonNode data = outer == null ? null : outer.get("Data");
+      JsonNode checksum = outer == null ? null : outer.get("Checksum");
+      if (data == null || !data.isTextual() || checksum == null || !checksum.canConvertToLong()) {
+        problem = "it has no Data string and Checksum number";
+      } else if (crc(data.asText()) != checksum.asLong()) {
+        problem = "its checksum does not match its data";
+      } else {
+        return entries(JSON.readTree(data.asText()));
+      }
+    } catch (JsonProcessingException e) {
+      problem = "it is not a DRA checkpoint: " + e.getOriginalMessage();
+    } catch (IllegalArgumentException e) {
+      problem = "it is not a DRA checkpoint: " + e.getMessage();
+    }
+    Path aside = file.resolveSibling(FILE_NAME + ".corrupt-" + clock.millis());
+    Files.move(file, aside, StandardCopyOption.REPLACE_EXISTING);
+    throw new CorruptException("checkpoint " + file + " is unusable (" + problem + "); it was moved to " + aside
+        + " and the claims are rebuilt from the API server", aside);
+  }
+
+  private static String text(JsonNode node, String field) {
+    JsonNode value = node.get(field);
+    if (value == null || !value.isTextual()) {
+      throw new IllegalArgumentException("an entry has no " + field);
+    }
+    return value.asText();
+  }
+
+  private static List<ClaimEntry> entries(JsonNode data) {
+    if (!KIND.equals(data.path("kind").asText()) || !API_VERSION.equals(data.path("apiVersion").asText())) {
+      throw new IllegalArgumentException("kind/apiVersion is not " + KIND + "/" + API_VERSION);
+    }
+    List<ClaimEntry> entries = new ArrayList<>();
+    for (JsonNode e : data.path("ClaimInfoStateList")) {
+      ClaimEntry entry = new ClaimEntry(text(e, "Namespace"), text(e, "ClaimName"), text(e, "ClaimUID"));
+      e.path("PodUIDs").fieldNames().forEachRemaining(entry.podUids::add);
+      e.path("DriverState").fields().forEachRemaining(d -> {
+        List<PreparedDevice> devices = new ArrayList<>();
+        for (JsonNode dev : d.getValue().path("Devices")) {
+          devices.add(new PreparedDevice(strings(dev.get("RequestNames")), text(dev, "PoolName"),
+              text(dev, "DeviceName"), strings(dev.get("CDIDeviceIDs")),
+              dev.hasNonNull("ShareID") ? dev.get("ShareID").asText() : null));
+        }
+        entry.drivers.put(d.getKey(), devices);
+      });
+      entry.prepared = e.path("Prepared").asBoolean(false);
+      entries.add(entry);
+    }
+    return entries;
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    if (array != null) {
+      array.forEach(s -> out.add(s.asText()));
+    }
+    return out;
+  }
+
+  /** Replaces the file with these entries, atomically. */
+  public void write(Collection<ClaimEntry> entries) throws IOException {
+    ObjectNode data = JSON.createObjectNode();
+    data.put("kind", KIND);
+    data.put("apiVersion", API_VERSION);
+    ArrayNode list = data.putArray("ClaimInfoStateList");
+    for (ClaimEntry entry : entries) {
+      ObjectNode e = list.addObject();
+      e.put("ClaimUID", entry.uid);
+      e.put("ClaimName", entry.name);
+      e.put("Namespace", entry.namespace);
+      ObjectNode pods = e.putObject("PodUIDs");
+      entry.podUids.forEach(uid -> pods.putObject(uid));
+      ObjectNode drivers = e.putObject("DriverState");
+      entry.drivers.forEach((driver, devices) -> {
+        ArrayNode array = drivers.putObject(driver).putArray("Devices");
+        for (PreparedDevice d : devices) {
+          ObjectNode dev = array.addObject();
+          dev.put("PoolName", d.poolName());
+          dev.put("DeviceName", d.deviceName());
+          if (d.shareId() == null) {
+            dev.putNull("ShareID");
+          } else {
+            dev.put("ShareID", d.shareId());
+          }
+          d.requestNames().forEach(dev.putArray("RequestNames")::add);
+          d.cdiDeviceIds().forEach(dev.putArray("CDIDeviceIDs")::add);
+        }
+      });
+      e.put("Prepared", entry.prepared);
+    }
+    String text = JSON.writeValueAsString(data);
+    ObjectNode outer = JSON.createObjectNode();
+    outer.put("Data", text);
+    outer.put("Checksum", crc(text));
+    Files.createDirectories(file.getParent());
+    Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
+    try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING)) {
+      out.write(java.nio.ByteBuffer.wrap(JSON.writeValueAsBytes(outer)));
+      out.force(true);
+    }
+    Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static long crc(String data) {
+    CRC32 crc = new CRC32();
+    crc.update(data.getBytes(StandardCharsets.UTF_8));
+    return crc.getValue();
+  }
+}

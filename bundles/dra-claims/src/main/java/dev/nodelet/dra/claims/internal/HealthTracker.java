@@ -1,0 +1,199 @@
+package dev.nodelet.dra.claims.internal;
+
+import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.HealthListener;
+import dev.nodelet.dra.Subscription;
+import dev.nodelet.dra.claims.DeviceHealthInfo;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows the health stream of each driver's newest registration, like the kubelet's health manager: reports are
+ * kept per {@code pool/device} with their receipt time, a device whose report is older than its timeout reads as
+ * Unknown (computed on read, so no timer is needed), a broken stream is watched again after a delay with the
+ * health kept, and a driver without health ("Unimplemented") or one that is gone has its health cleared.
+ */
+public final class HealthTracker implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HealthTracker.class);
+  static final int MAX_MESSAGE = 1024;
+
+  private record Report(DeviceHealth.Health health, String message, Instant received, Duration timeout) {
+  }
+
+  private final Clock clock;
+  private final ScheduledExecutorService executor;
+  private final Duration retry;
+  private final Object lock = new Object();
+  private final Map<String, Stream> streams = new HashMap<>(); // guarded by lock
+  private final Map<String, Map<String, Report>> reports = new TreeMap<>(); // guarded by lock
+  private boolean closed; // guarded by lock
+
+  public HealthTracker(Clock clock, ScheduledExecutorService executor, Duration retry) {
+    this.clock = clock;
+    this.executor = executor;
+    this.retry = retry;
+  }
+
+  /** Follows this registration of the driver instead of any earlier one. */
+  public void follow(String driverName, DraDriver driver) {
+    Stream stream = new Stream(driverName, driver);
+    Stream previous;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      previous = streams.put(driverName, stream);
+    }
+    if (previous != null) {
+      previous.stop();
+    }
+    stream.open();
+  }
+
+  /** The driver is gone: its stream ends and its health is forgotten. */
+  public void forget(String driverName) {
+    Stream previous;
+    synchronized (lock) {
+      previous = streams.remove(driverName);
+      reports.remove(driverName);
+    }
+    if (previous != null) {
+      previous.stop();
+    }
+  }
+
+  /** The health now, Unknown where a report timed out. */
+  public List<DeviceHealthInfo> health() {
+    Instant now = clock.instant();
+    List<DeviceHealthInfo> out = new ArrayList<>();
+    synchronized (lock) {
+      reports.forEach((driver, devices) -> devices.forEach((key, r) -> {
+        int slash = key.lastIndexOf('/');
+        boolean expired = now.isAfter(r.received().plus(r.timeout()));
+        out.add(new DeviceHealthInfo(driver, key.substring(0, slash), key.substring(slash + 1),
+            expired ? DeviceHealth.Health.UNKNOWN : r.health(), r.message(), r.received()));
+      }));
+    }
+    out.sort(Comparator.comparing(DeviceHealthInfo::driver).thenComparing(DeviceHealthInfo::pool)
+        .thenComparing(DeviceHealthInfo::device));
+    return out;
+  }
+
+  @Override
+  public void close() {
+    List<Stream> open;
+    synchronized (lock) {
+      closed = true;
+      open = new ArrayList<>(streams.values());
+      streams.clear();
+      reports.clear();
+    }
+    open.forEach(Stream::stop);
+  }
+
+  /** One driver registration's stream and its retries; stale once another stream replaced it. */
+  private final class Stream implements HealthListener {
+    private final String driverName;
+    private final DraDriver driver;
+    private Subscription subscription; // guarded by lock
+    private ScheduledFuture<?> retryTimer; // guarded by lock
+    private boolean stopped; // guarded by lock
+
+    Stream(String driverName, DraDriver driver) {
+      this.driverName = driverName;
+      this.driver = driver;
+    }
+
+    private boolean current() {
+      return !stopped && streams.get(driverName) == this;
+    }
+
+    void open() {
+      Subscription opened;
+      try {
+        opened = driver.watchHealth(this);
+      } catch (RuntimeException e) {
+        onError(e, true);
+        return;
+      }
+      synchronized (lock) {
+        if (opened == null) {
+          return; // the driver reports no health
+        }
+        if (current()) {
+          subscription = opened;
+          return;
+        }
+      }
+      opened.close();
+    }
+
+    void stop() {
+      Subscription open;
+      synchronized (lock) {
+        stopped = true;
+        open = subscription;
+        subscription = null;
+        if (retryTimer != null) {
+          retryTimer.cancel(false);
+        }
+      }
+      if (open != null) {
+        open.close();
+      }
+    }
+
+    @Override
+    public void onHealth(List<DeviceHealth> devices) {
+      Instant now = clock.instant();
+      synchronized (lock) {
+        if (!current()) {
+          return; // a superseded stream
+        }
+        Map<String, Report> known = reports.computeIfAbsent(driverName, k -> new TreeMap<>());
+        for (DeviceHealth d : devices) {
+          String message = d.message().length() > MAX_MESSAGE ? d.message().substring(0, MAX_MESSAGE - 3) + "..."
+              : d.message();
+          Report next = new Report(d.health(), message, now, d.timeout());
+          Report before = known.put(d.poolName() + "/" + d.deviceName(), next);
+          if (before == null || before.health() != next.health()) {
+            LOG.info("DRA driver {} reports device {}/{} {}{}", driverName, d.poolName(), d.deviceName(),
+                d.health(), message.isEmpty() ? "" : ": " + message);
+          }
+        }
+      }
+    }
+
+    @Override
+    public void onError(Throwable cause, boolean retryable) {
+      synchronized (lock) {
+        if (!current()) {
+          return;
+        }
+        subscription = null;
+        if (!retryable) {
+          reports.remove(driverName);
+          LOG.info("DRA driver {} reports no device health: {}", driverName, cause.getMessage());
+          return;
+        }
+        LOG.warn("The health stream of DRA driver {} ended ({}); watching again in {} ms, the health is kept",
+            driverName, cause.getMessage(), retry.toMillis());
+        retryTimer = executor.schedule(this::open, retry.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+}

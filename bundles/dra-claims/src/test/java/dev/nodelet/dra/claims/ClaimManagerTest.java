@@ -1,0 +1,311 @@
+package dev.nodelet.dra.claims;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The claim manager against the embedded API server, with claims allocated by the test as the scheduler would. */
+class ClaimManagerTest {
+
+  private static final String NODE = "node-a";
+  private static final String GPU = "gpu.example.com";
+  private static final String NIC = "nic.example.com";
+
+  @TempDir
+  Path state;
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private final List<ClaimManager> managers = new ArrayList<>();
+  private final TestDriver gpu = new TestDriver(GPU);
+  private final TestDriver nic = new TestDriver(NIC);
+
+  @BeforeEach
+  void start() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = server.newClient();
+  }
+
+  @AfterEach
+  void stop() {
+    managers.forEach(ClaimManager::close);
+    client.close();
+    server.close();
+  }
+
+  private ClaimManager manager(Duration sweep, Clock clock) {
+    ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).sweepPeriod(sweep)
+        .retry(Duration.ofMillis(50), Duration.ofMillis(400)).clock(clock).build();
+    managers.add(manager);
+    manager.addDriver(gpu);
+    manager.addDriver(nic);
+    manager.start();
+    return manager;
+  }
+
+  private ClaimManager manager() {
+    return manager(Duration.ofMinutes(10), Clock.systemUTC());
+  }
+
+  private Pod pod(String name, String uid, String... claims) {
+    PodBuilder pod = new PodBuilder().withNewMetadata().withNamespace("default").withName(name).withUid(uid)
+        .withResourceVersion("1").endMetadata().withNewSpec().withNodeName(NODE).endSpec();
+    var container = new io.fabric8.kubernetes.api.model.ContainerBuilder().withName("main").withNewResources();
+    for (String claim : claims) {
+      pod.editSpec().addNewResourceClaim().withName("entry-" + claim).withResourceClaimName(claim)
+          .endResourceClaim().endSpec();
+      container.addNewClaim().withName("entry-" + claim).withRequest("req").endClaim();
+    }
+    return pod.editSpec().addToContainers(container.endResources().build()).endSpec().build();
+  }
+
+  /** A claim allocated with one device of the driver and reserved for the pod, as the scheduler leaves it. */
+  private ResourceClaim allocate(String name, String driver, String podName, String podUid) {
+    ResourceClaim created = client.resources(ResourceClaim.class).inNamespace("default").resource(
+        new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(name).endMetadata()
+            .withNewSpec().withNewDevices().addNewRequest().withName("req").withNewExactly()
+            .withDeviceClassName("gpu.example.com").endExactly().endRequest().endDevices().endSpec().build())
+        .create();
+    created.setStatus(new io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder()
+        .withNewAllocation().withNewDevices().addNewResult().withDriver(driver).withPool("pool")
+        .withDevice(name + "-dev").withRequest("req").endResult().endDevices().endAllocation()
+        .addNewReservedFor().withResource("pods").withName(podName).withUid(podUid).endReservedFor().build());
+    return client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
+  }
+
+  private ClaimInfo claim(ClaimManager manager, String name) {
+    return manager.claims().stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
+  }
+
+  private static boolean prepared(ClaimManager manager, String... names) {
+    for (String name : names) {
+      ClaimInfo c = manager.claims().stream().filter(i -> i.name().equals(name)).findFirst().orElse(null);
+      if (c == null || c.state() != ClaimInfo.State.PREPARED) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Test
+  void aPodWithTwoClaimsOnTwoDriversIsPreparedOncePerClaimAndUnpreparedWhenDeleted() throws Exception {
+    allocate("claim-gpu", GPU, "pod-1", "uid-1");
+    allocate("claim-nic", NIC, "pod-1", "uid-1");
+    ClaimManager manager = manager();
+    Pod pod = pod("pod-1", "uid-1", "claim-gpu", "claim-nic");
+
+    manager.podUpdated(pod);
+    await().until(() -> prepared(manager, "claim-gpu", "claim-nic"));
+    manager.podUpdated(new PodBuilder(pod).editMetadata().withResourceVersion("2").endMetadata().build());
+    await().untilAsserted(() -> assertThat(manager.containers()).extracting(ContainerDevices::cdiDeviceIds)
+        .containsExactly(List.of("k8s.gpu.example.com/device=claim-gpu-dev"),
+            List.of("k8s.nic.example.com/device=claim-nic-dev")));
+    assertThat(gpu.calls).containsExactly("prepare claim-gpu");
+    assertThat(nic.calls).containsExactly("prepare claim-nic");
+    assertThat(claim(manager, "claim-gpu").pods()).containsExactly("default/pod-1");
+    assertThat(ClaimViews.claims(manager)).contains("default/claim-gpu  PREPARED",
+        "cdi=k8s.gpu.example.com/device=claim-gpu-dev", "container default/pod-1/main  claim=entry-claim-nic/req");
+
+    manager.podRemoved(pod);
+    await().until(() -> manager.claims().isEmpty());
+    assertThat(gpu.calls).containsExactly("prepare claim-gpu", "unprepare claim-gpu");
+    assertThat(nic.calls).containsExactly("prepare claim-nic", "unprepare claim-nic");
+    assertThat(checkpointEntries()).isEmpty();
+  }
+
+  @Test
+  void aClaimSharedByTwoPodsIsPreparedOnceAndUnpreparedAfterTheLastPod() {
+    ResourceClaim shared = allocate("shared", GPU, "pod-1", "uid-1");
+    shared.getStatus().getReservedFor().add(new io.fabric8.kubernetes.api.model.resource.v1
+        .ResourceClaimConsumerReferenceBuilder().withResource("pods").withName("pod-2").withUid("uid-2").build());
+    client.resources(ResourceClaim.class).inNamespace("default").resource(shared).updateStatus();
+    ClaimManager manager = manager();
+    Pod one = pod("pod-1", "uid-1", "shared");
+    Pod two = pod("pod-2", "uid-2", "shared");
+    manager.podUpdated(one);
+    manager.podUpdated(two);
+    await().until(() -> prepared(manager, "shared") && claim(manager, "shared").pods().size() == 2);
+
+    manager.podRemoved(one);
+    await().until(() -> claim(manager, "shared").pods().size() == 1);
+    manager.podRemoved(two);
+    await().until(() -> manager.claims().isEmpty());
+    assertThat(gpu.calls).containsExactly("prepare shared", "unprepare shared");
+  }
+
+  @Test
+  void aRestartPreparesNothingTwiceAndUnpreparesTheClaimsOfPodsThatDidNotComeBack() throws Exception {
+    allocate("kept", GPU, "pod-1", "uid-1");
+    allocate("gone", NIC, "pod-2", "uid-2");
+    ClaimManager first = manager();
+    Pod kept = pod("pod-1", "uid-1", "kept");
+    first.podUpdated(kept);
+    first.podUpdated(pod("pod-2", "uid-2", "gone"));
+    await().until(() -> prepared(first, "kept", "gone"));
+    first.close();
+    assertThat(checkpointEntries()).hasSize(2);
+
+    // pod-2 was deleted while Nodelet was down
+    ClaimManager second = manager(Duration.ofMillis(300), Clock.systemUTC());
+    second.podUpdated(kept);
+    await().until(() -> nic.calls.contains("unprepare gone"));
+    await().until(() -> second.claims().size() == 1);
+    assertThat(claim(second, "kept").state()).isEqualTo(ClaimInfo.State.PREPARED);
+    assertThat(claim(second, "kept").devices().get(GPU)).hasSize(1);
+    assertThat(gpu.calls).as("nothing prepared twice").containsExactly("prepare kept");
+    assertThat(nic.calls).containsExactly("prepare gone", "unprepare gone");
+    assertThat(checkpointEntries()).extracting(e -> e.get("ClaimName").asText()).containsExactly("kept");
+  }
+
+  @Test
+  void aDriverThatFailsPrepareIsRetriedWithTheErrorVisible() {
+    allocate("claim-gpu", GPU, "pod-1", "uid-1");
+    gpu.failPrepares.set(3);
+    ClaimManager manager = manager();
+    manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu"));
+
+    await().until(() -> claim(manager, "claim-gpu") != null
+        && claim(manager, "claim-gpu").state() == ClaimInfo.State.FAILED);
+    ClaimInfo failed = claim(manager, "claim-gpu");
+    assertThat(failed.error()).contains("gpu.example.com", "device busy");
+    assertThat(failed.nextRetry()).isNotNull();
+    await().until(() -> prepared(manager, "claim-gpu"));
+    assertThat(gpu.calls).containsExactly("prepare claim-gpu", "prepare claim-gpu", "prepare claim-gpu",
+        "prepare claim-gpu");
+    assertThat(claim(manager, "claim-gpu").error()).isNull();
+  }
+
+  @Test
+  void aClaimIsPreparedOnlyOnceItIsReservedForThePodAndUnknownDriversAreNamed() {
+    client.resources(ResourceClaim.class).inNamespace("default").resource(new ResourceClaimBuilder()
+        .withNewMetadata().withNamespace("default").withName("later").endMetadata().withNewSpec().endSpec().build())
+        .create();
+    ClaimManager manager = manager();
+    Pod pod = pod("pod-1", "uid-1", "later");
+    manager.podUpdated(pod);
+    await().until(() -> claim(manager, "later") != null && claim(manager, "later").error() != null);
+    assertThat(claim(manager, "later").error()).isEqualTo("ResourceClaim default/later is not reserved for pod"
+        + " pod-1 yet");
+    assertThat(gpu.calls).isEmpty();
+
+    client.resources(ResourceClaim.class).inNamespace("default").withName("later").delete();
+    await().until(() -> client.resources(ResourceClaim.class).inNamespace("default").withName("later").get()
+        == null);
+    allocate("later", "fpga.example.com", "pod-1", "uid-1");
+    await().until(() -> claim(manager, "later").error().contains("fpga.example.com"));
+    assertThat(claim(manager, "later").error()).contains("needs DRA driver fpga.example.com, which is not"
+        + " registered");
+  }
+
+  @Test
+  void aTemplateClaimIsFoundThroughThePodStatusAndMustBeControlledByThePod() {
+    ResourceClaim claim = allocate("pod-1-gpu-x7k2q", GPU, "pod-1", "uid-1");
+    Pod pod = new PodBuilder().withNewMetadata().withNamespace("default").withName("pod-1").withUid("uid-1")
+        .withResourceVersion("1").endMetadata().withNewSpec().withNodeName(NODE).addNewResourceClaim()
+        .withName("gpu").withResourceClaimTemplateName("gpu-template").endResourceClaim().endSpec()
+        .withNewStatus().addNewResourceClaimStatus().withName("gpu").withResourceClaimName("pod-1-gpu-x7k2q")
+        .endResourceClaimStatus().endStatus().build();
+    ClaimManager manager = manager();
+    manager.podUpdated(pod);
+    await().until(() -> claim(manager, "pod-1-gpu-x7k2q") != null
+        && claim(manager, "pod-1-gpu-x7k2q").error() != null);
+    assertThat(claim(manager, "pod-1-gpu-x7k2q").error()).contains("no controller reference");
+
+    claim.getMetadata().setOwnerReferences(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+        .withApiVersion("v1").withKind("Pod").withName("pod-1").withUid("uid-1").withController(true).build()));
+    client.resources(ResourceClaim.class).inNamespace("default").resource(claim).update();
+    await().until(() -> prepared(manager, "pod-1-gpu-x7k2q"));
+  }
+
+  @Test
+  void aCorruptCheckpointIsMovedAsideReportedAndRebuilt() throws Exception {
+    Files.writeString(state.resolve("dra_manager_state"), "{\"Data\":\"{}\",\"Checksum\":1}");
+    allocate("claim-gpu", GPU, "pod-1", "uid-1");
+    ClaimManager manager = manager();
+    manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu"));
+    await().until(() -> prepared(manager, "claim-gpu"));
+
+    assertThat(manager.checkpointProblem()).hasValueSatisfying(p -> assertThat(p)
+        .contains("checksum does not match", "dra_manager_state.corrupt-"));
+    try (var files = Files.list(state)) {
+      assertThat(files.map(f -> f.getFileName().toString()))
+          .anyMatch(f -> f.startsWith("dra_manager_state.corrupt-"));
+    }
+    assertThat(checkpointEntries()).hasSize(1);
+  }
+
+  @Test
+  void deviceHealthIsKeptAndTurnsUnknownWhenItsTimeoutPasses() {
+    AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-01-01T00:00:00Z"));
+    Clock clock = new Clock() {
+      @Override
+      public java.time.ZoneId getZone() {
+        return ZoneOffset.UTC;
+      }
+
+      @Override
+      public Clock withZone(java.time.ZoneId zone) {
+        return this;
+      }
+
+      @Override
+      public Instant instant() {
+        return now.get();
+      }
+    };
+    ClaimManager manager = manager(Duration.ofMinutes(10), clock);
+    await().until(() -> gpu.healthListener != null);
+    gpu.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, now.get(), Duration.ofSeconds(30),
+        "x".repeat(2000)));
+    assertThat(manager.health()).singleElement().satisfies(h -> {
+      assertThat(h.health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
+      assertThat(h.message()).hasSize(1024).endsWith("...");
+    });
+    now.set(now.get().plusSeconds(30));
+    assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
+    now.set(now.get().plusSeconds(1));
+    assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNKNOWN);
+    assertThat(ClaimViews.claims(manager)).contains("health gpu.example.com/pool/gpu-0  UNKNOWN");
+
+    manager.removeDriver(gpu);
+    assertThat(manager.health()).isEmpty();
+  }
+
+  /** The checkpoint's entries, after checking its kubelet format and checksum. */
+  private List<JsonNode> checkpointEntries() throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    JsonNode outer = json.readTree(state.resolve("dra_manager_state").toFile());
+    String data = outer.get("Data").asText();
+    CRC32 crc = new CRC32();
+    crc.update(data.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(outer.get("Checksum").asLong()).isEqualTo(crc.getValue());
+    JsonNode inner = json.readTree(data);
+    assertThat(inner.get("kind").asText()).isEqualTo("DRACheckpoint");
+    assertThat(inner.get("apiVersion").asText()).isEqualTo("checkpoint.dra.kubelet.k8s.io/v1");
+    List<JsonNode> entries = new ArrayList<>();
+    inner.get("ClaimInfoStateList").forEach(entries::add);
+    return entries;
+  }
+}

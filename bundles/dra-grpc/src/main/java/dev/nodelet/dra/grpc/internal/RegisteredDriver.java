@@ -1,0 +1,18 @@
+package dev.nodelet.dra.grpc.internal;
+
+import dev.nodelet.dra.DraDriver;
+import java.nio.file.Path;
+
+/** A driver that passed the registration handshake; closed when its registration socket goes away. */
+interface RegisteredDriver extends DraDriver, AutoCloseable {
+
+  /** The socket that serves the driver's protocol. */
+  Path endpoint();
+
+  /** The protocol chosen from the driver's supported versions, e.g. {@code v1.DRAPlugin}. */
+  String protocol();
+
+  /** Releases the driver's connection; never throws. */
+  @Override
+  void close();
+}

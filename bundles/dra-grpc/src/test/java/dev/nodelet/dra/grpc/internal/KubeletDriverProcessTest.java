@@ -1,0 +1,166 @@
+package dev.nodelet.dra.grpc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.claims.ClaimInfo;
+import dev.nodelet.dra.claims.ClaimManager;
+import dev.nodelet.dra.claims.ContainerDevices;
+import dev.nodelet.dra.claims.DeviceHealthInfo;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The driver of {@code examples/kubelet-driver}, written for the kubelet, as a child process on real unix sockets:
+ * it publishes its own slice, registers through the registration folder, prepares a pod's claim over the kubelet's
+ * DRA API v1 and reports health; killed, its claim's unprepare fails visibly, and restarted, the unprepare
+ * succeeds.
+ */
+class KubeletDriverProcessTest {
+
+  private static final String DRIVER = "gpu.kubelet.example.com";
+  private static final String NODE = "node-a";
+
+  @TempDir
+  Path temp;
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void stopDrivers() throws InterruptedException {
+    for (Process process : processes) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
+  @Test
+  void aKubeletDriverPreparesAndReportsHealthAndAKilledDriversUnprepareWaitsForItsRestart() throws Exception {
+    Path registry = Files.createDirectory(temp.resolve("registry"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path plugins = temp.resolve("plugins");
+    Path log = temp.resolve("driver.log");
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient();
+        ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(temp.resolve("state"))
+            .retry(Duration.ofMillis(100), Duration.ofMillis(500)).healthRetry(Duration.ofMillis(200)).build();
+        Transport transport = new Transport(1);
+        RegistrationWatcher watcher = new RegistrationWatcher(registry, Duration.ofMillis(20),
+            new Registrar(transport, Duration.ofSeconds(2)), (driver, socket) -> {
+              manager.addDriver(driver);
+              return () -> manager.removeDriver(driver);
+            })) {
+      manager.start();
+      watcher.start();
+      Process first = startDriver(server, registry, plugins, log);
+
+      // like a real driver, it publishes its own slice
+      await().atMost(Duration.ofSeconds(30)).until(() -> client.resources(ResourceSlice.class).list().getItems()
+          .stream().anyMatch(s -> DRIVER.equals(s.getSpec().getDriver())));
+
+      Pod pod = allocatedPod(client);
+      manager.podUpdated(pod);
+      await().atMost(Duration.ofSeconds(30)).until(() -> state(manager) == ClaimInfo.State.PREPARED);
+      assertThat(manager.containers()).extracting(ContainerDevices::cdiDeviceIds)
+          .containsExactly(List.of("k8s." + DRIVER + "/device=dev-0"));
+      await().until(() -> health(manager, "dev-0") == DeviceHealth.Health.HEALTHY);
+      send(first, "unhealthy dev-0");
+      await().until(() -> health(manager, "dev-0") == DeviceHealth.Health.UNHEALTHY);
+
+      first.destroyForcibly().waitFor();
+      manager.podRemoved(pod);
+      await().atMost(Duration.ofSeconds(30)).until(() -> Optional.ofNullable(info(manager)).map(ClaimInfo::error)
+          .orElse("").contains("unpreparing with DRA driver " + DRIVER + " failed"));
+      assertThat(info(manager).state()).isEqualTo(ClaimInfo.State.UNPREPARING);
+
+      startDriver(server, registry, plugins, log);
+      await().atMost(Duration.ofSeconds(30)).until(() -> manager.claims().isEmpty());
+      assertThat(Files.readAllLines(log)).filteredOn(l -> l.startsWith("prepared") || l.startsWith("unprepared"))
+          .containsExactly("prepared default/gpu-claim", "unprepared default/gpu-claim");
+    }
+  }
+
+  private static Pod allocatedPod(KubernetesClient client) {
+    Pod pod = client.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
+        .withNamespace("default").withName("trainer").endMetadata().withNewSpec().withNodeName(NODE)
+        .addNewResourceClaim().withName("gpu").withResourceClaimName("gpu-claim").endResourceClaim()
+        .addToContainers(new ContainerBuilder().withName("main").withImage("busybox").withNewResources()
+            .addNewClaim().withName("gpu").endClaim().endResources().build())
+        .endSpec().build()).create();
+    ResourceClaim claim = client.resources(ResourceClaim.class).inNamespace("default").resource(
+        new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName("gpu-claim").endMetadata()
+            .withNewSpec().withNewDevices().addNewRequest().withName("gpu").withNewExactly()
+            .withDeviceClassName("gpu.example.com").endExactly().endRequest().endDevices().endSpec().build())
+        .create();
+    claim.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
+        .withDriver(DRIVER).withPool(NODE).withDevice("dev-0").withRequest("gpu").endResult().endDevices()
+        .endAllocation().addNewReservedFor().withResource("pods").withName("trainer")
+        .withUid(pod.getMetadata().getUid()).endReservedFor().build());
+    client.resources(ResourceClaim.class).inNamespace("default").resource(claim).updateStatus();
+    return pod;
+  }
+
+  private static ClaimInfo info(ClaimManager manager) {
+    return manager.claims().stream().filter(c -> c.name().equals("gpu-claim")).findFirst().orElse(null);
+  }
+
+  private static ClaimInfo.State state(ClaimManager manager) {
+    ClaimInfo info = info(manager);
+    return info == null ? null : info.state();
+  }
+
+  private static DeviceHealth.Health health(ClaimManager manager, String device) {
+    return manager.health().stream().filter(h -> h.device().equals(device)).map(DeviceHealthInfo::health)
+        .findFirst().orElse(null);
+  }
+
+  private Process startDriver(EmbeddedApiServer server, Path registry, Path plugins, Path log) throws IOException {
+    Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", exampleClasspath(), "dev.nodelet.examples.kubeletdriver.KubeletDriver",
+        "--server", server.url(), "--node", NODE, "--registry", registry.toString(), "--plugins", plugins.toString(),
+        "--name", DRIVER, "--devices", "2")
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+        .start();
+    processes.add(process);
+    return process;
+  }
+
+  /** The test class path without this module's classes, so the child runs only the example and its libraries. */
+  private static String exampleClasspath() {
+    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String own = Path.of("target").toAbsolutePath().toString();
+    return Arrays.stream(classpath.split(File.pathSeparator))
+        .filter(entry -> !Path.of(entry).toAbsolutePath().startsWith(own))
+        .collect(Collectors.joining(File.pathSeparator));
+  }
+
+  private static void send(Process process, String line) throws IOException {
+    Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    in.write(line + "\n");
+    in.flush();
+  }
+}

@@ -1,0 +1,303 @@
+package dev.nodelet.examples.kubeletdriver;
+
+import dev.nodelet.dra.grpc.kubelet.dra.v1.Claim;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.DRAPluginGrpc;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.Device;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.NodePrepareResourceResponse;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.NodePrepareResourcesRequest;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.NodePrepareResourcesResponse;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.NodeUnprepareResourceResponse;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.NodeUnprepareResourcesRequest;
+import dev.nodelet.dra.grpc.kubelet.dra.v1.NodeUnprepareResourcesResponse;
+import dev.nodelet.dra.grpc.kubelet.health.v1.DRAResourceHealthGrpc;
+import dev.nodelet.dra.grpc.kubelet.health.v1.DeviceHealth;
+import dev.nodelet.dra.grpc.kubelet.health.v1.DeviceIdentifier;
+import dev.nodelet.dra.grpc.kubelet.health.v1.HealthStatus;
+import dev.nodelet.dra.grpc.kubelet.health.v1.NodeWatchResourcesRequest;
+import dev.nodelet.dra.grpc.kubelet.health.v1.NodeWatchResourcesResponse;
+import dev.nodelet.dra.grpc.pluginregistration.InfoRequest;
+import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
+import dev.nodelet.dra.grpc.pluginregistration.RegistrationGrpc;
+import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
+import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatusResponse;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+/**
+ * A DRA driver written for the kubelet, as small as it gets, to show that such a driver runs with Nodelet
+ * unchanged. Like a real driver it
+ * <ul>
+ *   <li>publishes its own ResourceSlice (one pool named after the node, devices {@code dev-0 ... dev-N-1});</li>
+ *   <li>serves {@code pluginregistration.Registration} on {@code <registry>/<name>-reg.sock}, type
+ *       {@code DRAPlugin}, supported versions {@code v1.DRAPlugin} and {@code v1.DRAResourceHealth};</li>
+ *   <li>serves {@code k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin} on {@code <plugins>/<name>/dra.sock}:
+ *       {@code NodePrepareResources} reads each claim, checks its UID, and returns the devices of its allocation
+ *       that belong to this driver with the CDI device ID {@code k8s.<name>/device=<device>};
+ *       {@code NodeUnprepareResources} forgets them;</li>
+ *   <li>serves {@code v1.DRAResourceHealth} on the same socket: every device Healthy, with a 30 s timeout.</li>
+ * </ul>
+ * Lines on standard input: {@code unhealthy dev-0} / {@code healthy dev-0} change a device's health; {@code silent}
+ * stops health reports (Nodelet marks the devices Unknown after their timeout).
+ *
+ * <p>Usage: {@code java -jar nodelet-example-kubelet-driver.jar --server URL | --kubeconfig FILE --node NAME
+ * [--registry DIR] [--plugins DIR] [--name NAME] [--devices N]}. Start it with {@code umask 077}: its sockets are
+ * bound under hidden names, restricted to 0600 and renamed into place either way.
+ */
+public final class KubeletDriver {
+
+  private static final long HEALTH_TIMEOUT_SECONDS = 30;
+
+  private final String name;
+  private final String node;
+  private final int devices;
+  private final KubernetesClient client;
+  private final Path registrationSocket;
+  private final Path endpoint;
+  private final Map<String, List<Device>> prepared = new ConcurrentHashMap<>(); // by claim UID
+  private final Map<String, HealthStatus> health = new ConcurrentHashMap<>();
+  private final Set<StreamObserver<NodeWatchResourcesResponse>> watchers = new CopyOnWriteArraySet<>();
+  private volatile boolean silent;
+
+  KubeletDriver(String name, String node, int devices, KubernetesClient client, Path registry, Path plugins) {
+    this.name = name;
+    this.node = node;
+    this.devices = devices;
+    this.client = client;
+    this.registrationSocket = registry.resolve(name + "-reg.sock");
+    this.endpoint = plugins.resolve(name).resolve("dra.sock");
+    IntStream.range(0, devices).forEach(i -> health.put("dev-" + i, HealthStatus.HEALTHY));
+  }
+
+  public static void main(String[] args) throws Exception {
+    Path registry = Path.of("/var/lib/nodelet/plugins_registry");
+    Path plugins = Path.of("/var/lib/nodelet/plugins");
+    String name = "kubelet.example.com";
+    String node = System.getenv("NODE_NAME");
+    String server = null;
+    String kubeconfig = null;
+    int devices = 2;
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      switch (args[i]) {
+        case "--registry" -> registry = Path.of(args[i + 1]);
+        case "--plugins" -> plugins = Path.of(args[i + 1]);
+        case "--name" -> name = args[i + 1];
+        case "--node" -> node = args[i + 1];
+        case "--server" -> server = args[i + 1];
+        case "--kubeconfig" -> kubeconfig = args[i + 1];
+        case "--devices" -> devices = Integer.parseInt(args[i + 1]);
+        default -> throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    if (node == null) {
+      throw new IllegalArgumentException("--node NAME (or NODE_NAME) is required: the node whose devices these are");
+    }
+    Config config = server != null ? new ConfigBuilder().withMasterUrl(server).build()
+        : kubeconfig != null ? Config.fromKubeconfig(Files.readString(Path.of(kubeconfig))) : Config.autoConfigure(null);
+    try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
+      new KubeletDriver(name, node, devices, client, registry.toAbsolutePath(), plugins.toAbsolutePath()).run();
+    }
+  }
+
+  private void run() throws Exception {
+    publishSlice();
+    EventLoopGroup group = new EpollEventLoopGroup(1);
+    Server dra = serve(endpoint, group, new DraPlugin(), new Health());
+    Server registration = serve(registrationSocket, group, new Registration());
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      deleteQuietly(registrationSocket);
+      registration.shutdownNow();
+      dra.shutdownNow();
+      deleteQuietly(endpoint);
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }));
+    System.out.println("serving " + name + ": registration socket " + registrationSocket + ", endpoint " + endpoint);
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String line; (line = in.readLine()) != null; ) {
+      String[] words = line.trim().split("\\s+");
+      if (words.length == 2 && health.containsKey(words[1])
+          && (words[0].equals("healthy") || words[0].equals("unhealthy"))) {
+        health.put(words[1], words[0].equals("healthy") ? HealthStatus.HEALTHY : HealthStatus.UNHEALTHY);
+        silent = false;
+        watchers.forEach(this::report);
+        System.out.println(words[1] + " " + words[0]);
+      } else if (words[0].equals("silent")) {
+        silent = true;
+        System.out.println("health reports stopped");
+      }
+    }
+    dra.awaitTermination(); // standard input closed: serve until killed
+  }
+
+  /** The driver's own ResourceSlice, as a real driver's slice controller writes it. */
+  private void publishSlice() {
+    ResourceSlice slice = new ResourceSliceBuilder().withNewMetadata().withName(node + "-" + name).endMetadata()
+        .withNewSpec().withDriver(name).withNodeName(node).withNewPool().withName(node).withGeneration(1L)
+        .withResourceSliceCount(1L).endPool()
+        .withDevices(IntStream.range(0, devices).mapToObj(i -> new DeviceBuilder().withName("dev-" + i).build())
+            .toList())
+        .endSpec().build();
+    client.resources(ResourceSlice.class).resource(slice).createOr(NonDeletingOperation::update);
+    System.out.println("published ResourceSlice " + slice.getMetadata().getName());
+  }
+
+  private static Server serve(Path socket, EventLoopGroup group, BindableService... services) throws IOException {
+    Files.createDirectories(socket.getParent(),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path hidden = socket.resolveSibling("." + socket.getFileName() + ".tmp");
+    Files.deleteIfExists(hidden);
+    NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(hidden.toString()))
+        .channelType(EpollServerDomainSocketChannel.class)
+        .withChildOption(ChannelOption.SO_KEEPALIVE, null) // TCP only: gRPC sets it, Netty warns on unix sockets
+        .bossEventLoopGroup(group)
+        .workerEventLoopGroup(group);
+    for (BindableService service : services) {
+      builder.addService(service);
+    }
+    Server server = builder.build().start();
+    Files.setPosixFilePermissions(hidden, PosixFilePermissions.fromString("rw-------"));
+    Files.move(hidden, socket, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    return server;
+  }
+
+  private void report(StreamObserver<NodeWatchResourcesResponse> watcher) {
+    if (silent) {
+      return;
+    }
+    NodeWatchResourcesResponse.Builder out = NodeWatchResourcesResponse.newBuilder();
+    health.forEach((device, status) -> out.addDevices(DeviceHealth.newBuilder()
+        .setDevice(DeviceIdentifier.newBuilder().setPoolName(node).setDeviceName(device))
+        .setHealth(status).setLastUpdatedTime(Instant.now().getEpochSecond())
+        .setHealthCheckTimeoutSeconds(HEALTH_TIMEOUT_SECONDS)));
+    synchronized (watcher) { // a stream takes one message at a time
+      watcher.onNext(out.build());
+    }
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      System.err.println("cannot delete " + file + ": " + e);
+    }
+  }
+
+  /** The kubelet's plugin registration service. */
+  private final class Registration extends RegistrationGrpc.RegistrationImplBase {
+    @Override
+    public void getInfo(InfoRequest request, StreamObserver<PluginInfo> response) {
+      response.onNext(PluginInfo.newBuilder().setType("DRAPlugin").setName(name).setEndpoint(endpoint.toString())
+          .addSupportedVersions("v1.DRAPlugin").addSupportedVersions("v1.DRAResourceHealth").build());
+      response.onCompleted();
+    }
+
+    @Override
+    public void notifyRegistrationStatus(RegistrationStatus status,
+        StreamObserver<RegistrationStatusResponse> response) {
+      System.out.println(status.getPluginRegistered() ? "registered" : "registration refused: " + status.getError());
+      response.onNext(RegistrationStatusResponse.getDefaultInstance());
+      response.onCompleted();
+    }
+  }
+
+  /** The kubelet's DRA API v1. */
+  private final class DraPlugin extends DRAPluginGrpc.DRAPluginImplBase {
+    @Override
+    public void nodePrepareResources(NodePrepareResourcesRequest request,
+        StreamObserver<NodePrepareResourcesResponse> response) {
+      NodePrepareResourcesResponse.Builder out = NodePrepareResourcesResponse.newBuilder();
+      for (Claim claim : request.getClaimsList()) {
+        out.putClaims(claim.getUid(), prepare(claim));
+      }
+      response.onNext(out.build());
+      response.onCompleted();
+    }
+
+    private NodePrepareResourceResponse prepare(Claim claim) {
+      List<Device> done = prepared.get(claim.getUid());
+      if (done != null) {
+        return NodePrepareResourceResponse.newBuilder().addAllDevices(done).build(); // the same devices again
+      }
+      ResourceClaim current = client.resources(ResourceClaim.class).inNamespace(claim.getNamespace())
+          .withName(claim.getName()).get();
+      if (current == null || !claim.getUid().equals(current.getMetadata().getUid())) {
+        return NodePrepareResourceResponse.newBuilder().setError("claim " + claim.getNamespace() + "/"
+            + claim.getName() + " with UID " + claim.getUid() + " does not exist").build();
+      }
+      if (current.getStatus() == null || current.getStatus().getAllocation() == null) {
+        return NodePrepareResourceResponse.newBuilder().setError("claim " + claim.getName() + " is not allocated")
+            .build();
+      }
+      List<Device> devices = current.getStatus().getAllocation().getDevices().getResults().stream()
+          .filter(r -> name.equals(r.getDriver()))
+          .map(KubeletDriver.this::device)
+          .toList();
+      prepared.put(claim.getUid(), devices);
+      System.out.println("prepared " + claim.getNamespace() + "/" + claim.getName());
+      return NodePrepareResourceResponse.newBuilder().addAllDevices(devices).build();
+    }
+
+    @Override
+    public void nodeUnprepareResources(NodeUnprepareResourcesRequest request,
+        StreamObserver<NodeUnprepareResourcesResponse> response) {
+      NodeUnprepareResourcesResponse.Builder out = NodeUnprepareResourcesResponse.newBuilder();
+      for (Claim claim : request.getClaimsList()) {
+        prepared.remove(claim.getUid());
+        System.out.println("unprepared " + claim.getNamespace() + "/" + claim.getName());
+        out.putClaims(claim.getUid(), NodeUnprepareResourceResponse.getDefaultInstance());
+      }
+      response.onNext(out.build());
+      response.onCompleted();
+    }
+  }
+
+  private Device device(DeviceRequestAllocationResult r) {
+    return Device.newBuilder().addRequestNames(r.getRequest()).setPoolName(r.getPool())
+        .setDeviceName(r.getDevice()).addCdiDeviceIds("k8s." + name + "/device=" + r.getDevice()).build();
+  }
+
+  /** The kubelet's device health API v1: a report at once and after every change. */
+  private final class Health extends DRAResourceHealthGrpc.DRAResourceHealthImplBase {
+    @Override
+    public void nodeWatchResources(NodeWatchResourcesRequest request,
+        StreamObserver<NodeWatchResourcesResponse> response) {
+      ((ServerCallStreamObserver<NodeWatchResourcesResponse>) response)
+          .setOnCancelHandler(() -> watchers.remove(response));
+      watchers.add(response);
+      report(response);
+    }
+  }
+}
