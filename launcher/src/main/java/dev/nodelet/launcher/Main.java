@@ -52,7 +52,7 @@ public final class Main {
     // SPI Fly reports every provider it registers at INFO; keep the console for what matters
     SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
     // Bundles find ServiceLoader providers through the context class loader: it must never be the launcher's
-    // class path, which holds fabric8 and SLF4J for the embedded API server (STACK.md, classloader trap)
+    // class path, which holds fabric8 and SLF4J for the embedded API server
     Thread.currentThread().setContextClassLoader(ClassLoader.getPlatformClassLoader());
     System.exit(run(options, out));
   }
@@ -77,7 +77,7 @@ public final class Main {
         DemoCluster.seed(server, options.nodeName());
         kube.put("master.url", server.url());
         // external DRA drivers register their sockets here; private to this user, as nodelet-dra-grpc requires
-        registry = Files.createDirectories(options.workDir().resolve("plugins_registry"),
+        registry = Files.createDirectories(options.workDir().toAbsolutePath().resolve("plugins_registry"),
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         configuration.put("dev.nodelet.dra.grpc", Map.of("registration.folder", registry.toString()));
         where = server.url() + " (embedded)";

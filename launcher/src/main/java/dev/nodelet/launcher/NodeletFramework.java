@@ -57,6 +57,10 @@ final class NodeletFramework {
     // by default Felix lets JDK code (ServiceLoader) asking a bundle class loader fall through to the launcher's
     // class path, where the embedded API server's SLF4J and fabric8 live: bundles must see only their wiring
     config.put("felix.bootdelegation.implicit", "false");
+    // JDK-internal packages that libraries reach without importing them: Netty's epoll transport (unix sockets of
+    // external DRA drivers) loads sun.nio.ch and jdk.jfr classes from its JNI code, which fails with "unsupported
+    // JNI version" when the bundle class loader cannot delegate them to the boot class path
+    config.put(Constants.FRAMEWORK_BOOTDELEGATION, "sun.nio.ch,jdk.jfr,jdk.jfr.*");
     config.put("gosh.args", shell ? "" : "--nointeractive");
     config.put("gosh.home", storage.toAbsolutePath().toString());
     this.framework = new Felix(config);
@@ -97,7 +101,7 @@ final class NodeletFramework {
       throw new IOException("no bundles in " + bundlesDir);
     }
     // fabric8 and SLF4J find their providers with ServiceLoader: a framework thread whose context class loader
-    // sees the launcher's class path would load them from there instead (STACK.md, classloader trap)
+    // sees the launcher's class path would load them from there instead
     Thread current = Thread.currentThread();
     ClassLoader previous = current.getContextClassLoader();
     current.setContextClassLoader(ClassLoader.getPlatformClassLoader());
