@@ -5,6 +5,7 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -133,6 +134,11 @@ final class StrategyGenerations<S extends StoreStrategy & AutoCloseable> {
     @Override
     public Optional<ObjectState> state(String namespace, String name) {
       return store.state(namespace, name);
+    }
+
+    @Override
+    public Optional<Instant> lastAccess(String namespace, String name) {
+      return store.lastAccess(namespace, name);
     }
 
     @Override

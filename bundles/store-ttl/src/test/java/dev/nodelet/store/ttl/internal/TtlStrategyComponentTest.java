@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -148,5 +149,17 @@ class TtlStrategyComponentTest {
       component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)));
       assertThat(component.openStrategies()).isEqualTo(1);
     }
+  }
+
+  /** The component's stores pass the last access through, so that nodelet:objects shows when a get last asked. */
+  @Test
+  void aStoreTellsItsLastAccess() {
+    ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+    store.addReference("ns", "a", "pod-1");
+    assertThat(store.lastAccess("ns", "a")).isEmpty();
+    Instant before = Instant.now();
+    store.get("ns", "a");
+    assertThat(store.lastAccess("ns", "a")).hasValueSatisfying(at -> assertThat(at).isAfterOrEqualTo(before));
+    store.close();
   }
 }

@@ -8,6 +8,7 @@ import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -281,6 +282,11 @@ public final class WatchStrategyComponent implements StoreStrategy {
     @Override
     public Optional<ObjectState> state(String namespace, String name) {
       return store.state(namespace, name);
+    }
+
+    @Override
+    public Optional<Instant> lastAccess(String namespace, String name) {
+      return store.lastAccess(namespace, name);
     }
 
     @Override
