@@ -47,7 +47,7 @@ import org.osgi.framework.ServiceListener;
 import org.osgi.framework.ServiceReference;
 
 /**
- * The DRA controller in a real Karaf with the example driver as a jar in {@code deploy/} (BEHAVIOUR §6.7): only
+ * The DRA controller in a real Karaf with the example driver as a jar in {@code deploy/}: only
  * the feature {@code nodelet-dra} is installed; the driver's factory configuration and a short grace period come
  * from {@code etc/}. Deploying the jar publishes the driver's ResourceSlices; overwriting it (a bundle update)
  * changes no slice; removing it deletes the slices once the grace period is over and not before; stopping

@@ -20,7 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
-/** BEHAVIOUR §5.1–5.3 and 5.5–5.7 on one watcher, without a hub. */
+/** The watch fan-out rules of docs/kubernetes-rules.md on one watcher, without a hub. */
 class CacheWatcherTest {
 
   private static final Duration NO_WAIT = Duration.ZERO;

@@ -6,7 +6,7 @@ import dev.nodelet.objectcache.testing.MutableClock;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** BEHAVIOUR §5.4: the dispatcher's shared time budget. */
+/** The dispatcher's shared time budget. */
 class TimeBudgetTest {
 
   private static final long MS = 1_000_000;

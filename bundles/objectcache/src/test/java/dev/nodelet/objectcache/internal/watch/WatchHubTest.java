@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** BEHAVIOUR §5.4, 5.6 and 5.8 through the hub, with a hand-moved clock and explicit timer ticks. */
+/** The watch fan-out rules of docs/kubernetes-rules.md (time budget, bookmarks, initial events) through the hub, with a hand-moved clock and explicit timer ticks. */
 class WatchHubTest {
 
   private static final Duration NO_WAIT = Duration.ZERO;
