@@ -3,6 +3,7 @@ package dev.nodelet.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -289,6 +290,49 @@ class LauncherIT {
       assertThat(lines()).noneMatch(line -> line.contains("s3cr3t-value"));
     } finally {
       process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void readinessSaysThatTheNodeDoesNotExist() throws Exception {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start()) {
+      Path kubeconfig = server.writeKubeconfig(dir.resolve("cluster.kubeconfig"));
+      Process process = launch("--kubeconfig", kubeconfig.toString(), "--node", "ghost");
+      try {
+        assertThat(awaitLine("Nodelet waiting: ")).contains("node ghost does not exist on the API server at "
+            + server.url());
+        assertThat(lines()).noneMatch(line -> line.startsWith(Main.READY));
+      } finally {
+        process.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
+  void readinessNamesAnUnreachableApiServerAndTheLogStaysShort() throws Exception {
+    int port;
+    try (ServerSocket free = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start()) {
+      String kubeconfig = Files.readString(server.writeKubeconfig(dir.resolve("cluster.kubeconfig")))
+          .replace(server.url(), "http://127.0.0.1:" + port);
+      Path dead = Files.writeString(dir.resolve("dead.kubeconfig"), kubeconfig);
+      Process process = launch("--kubeconfig", dead.toString(), "--node", "worker-1");
+      try {
+        assertThat(awaitLine("Nodelet waiting: ")).contains("the API server at http://127.0.0.1:" + port)
+            .contains("has not answered");
+        Thread.sleep(15_000);
+        List<String> lines = lines();
+        assertThat(lines).noneMatch(line -> line.startsWith(Main.READY));
+        assertThat(lines).anyMatch(line -> line.contains("Cannot list and watch Node worker-1 on the API server at"
+            + " 127.0.0.1:" + port));
+        // no stack traces: one line per attempt of each informer's backoff
+        assertThat(lines).noneMatch(line -> line.startsWith("\tat "));
+        assertThat(lines.size()).as("lines in about 20 s:\n" + String.join("\n", lines)).isLessThan(80);
+      } finally {
+        process.destroyForcibly();
+      }
     }
   }
 

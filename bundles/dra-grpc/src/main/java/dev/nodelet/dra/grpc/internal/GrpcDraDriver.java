@@ -11,7 +11,9 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One registered external driver as a {@link DraDriver}: every subscription is one {@code ListAndWatchResources}
@@ -22,6 +24,8 @@ final class GrpcDraDriver implements DraDriver {
   private final String driverName;
   private final Path endpoint;
   private final Transport transport;
+  /** System.nanoTime() when the driver's stream last failed to connect with no snapshot since; 0 when reachable. */
+  private final AtomicLong unreachableSince = new AtomicLong();
 
   GrpcDraDriver(String driverName, Path endpoint, Transport transport) {
     this.driverName = driverName;
@@ -44,6 +48,12 @@ final class GrpcDraDriver implements DraDriver {
     DRAPluginGrpc.newStub(stream.channel).listAndWatchResources(ListAndWatchResourcesRequest.getDefaultInstance(),
         stream);
     return stream;
+  }
+
+  /** How long the driver has been unreachable: every stream since then failed before a snapshot; zero if not. */
+  Duration unreachableFor(long nowNanos) {
+    long since = unreachableSince.get();
+    return since == 0 ? Duration.ZERO : Duration.ofNanos(nowNanos - since);
   }
 
   /** "CODE: description", without the cause that {@code Status.toString()} adds. */
@@ -77,6 +87,7 @@ final class GrpcDraDriver implements DraDriver {
       if (ended.get()) {
         return;
       }
+      unreachableSince.set(0);
       try {
         listener.onSnapshot(SnapshotDecoder.decode(response));
       } catch (IllegalArgumentException e) {
@@ -100,6 +111,8 @@ final class GrpcDraDriver implements DraDriver {
         listener.onError(new ExternalDriverException("DRA driver " + driverName + " sent a malformed message that"
             + " is not a nodelet.dra.v1.ListAndWatchResourcesResponse: " + describe(status), t), true);
       } else {
+        long now = System.nanoTime();
+        unreachableSince.compareAndSet(0, now == 0 ? 1 : now);
         listener.onError(new ExternalDriverException("ListAndWatchResources of DRA driver " + driverName + " on "
             + endpoint + " failed: " + describe(status), t), true);
       }

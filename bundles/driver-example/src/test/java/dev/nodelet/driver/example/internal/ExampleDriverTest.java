@@ -163,4 +163,15 @@ class ExampleDriverTest {
       }
     }
   }
+
+  /** A .cfg file gives a multi-valued key as one string: comma-separated pairs are each one attribute. */
+  @Test
+  void oneStringWithCommasIsSeveralAttributes() {
+    assertThat(ExampleDriver.pairs("attributes", config(Map.of("attributes", "model=xyz, gen=2")).attributes()))
+        .containsExactly(Map.entry("model", "xyz"), Map.entry("gen", "2"));
+    assertThat(ExampleDriver.pairs("attributes", config(Map.of("attributes", new String[] {"a=1", "b=x,c=true"}))
+        .attributes())).containsOnlyKeys("a", "b", "c");
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", "model=xyz,gen"))))
+        .hasMessage("attributes: entry \"gen\" is not name=value");
+  }
 }
