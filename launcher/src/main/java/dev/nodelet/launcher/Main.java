@@ -7,8 +7,13 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import sun.misc.Signal;
 
 /**
@@ -21,6 +26,8 @@ public final class Main {
 
   static final String READY = "Nodelet ready";
   static final String HTTP_BUFFER_PROPERTY = "jdk.httpclient.bufsize";
+  static final List<String> QUIET_LOGGERS = List.of("io.fabric8.kubernetes.client.informers",
+      "io.fabric8.kubernetes.client.dsl.internal");
 
   private static final java.util.logging.Logger SPIFLY_LOG =
       java.util.logging.Logger.getLogger("org.apache.aries.spifly");
@@ -43,6 +50,10 @@ public final class Main {
       out.println(Options.USAGE);
       return;
     }
+    if (options.exec() != null) {
+      System.exit(CommandChannel.exec(options.runDir(), options.exec(), out, System.err));
+      return;
+    }
     // The JDK HTTP client gives every connection a read buffer of this size (16 KiB by default, read once per JVM);
     // the watch strategy holds one connection per watched object, and 4 KiB saves a third of its heap per object
     // (docs/benchmarks.md, measure 2)
@@ -51,8 +62,13 @@ public final class Main {
     }
     // SPI Fly reports every provider it registers at INFO; keep the console for what matters
     SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
+    // fabric8's informers and watch managers log every failed attempt with its stack trace (hundreds of lines a
+    // minute while the API server is unreachable); Nodelet's components say it once, with the URL, per backoff step
+    for (String logger : QUIET_LOGGERS) {
+      System.getProperties().putIfAbsent("org.slf4j.simpleLogger.log." + logger, "error");
+    }
     // Bundles find ServiceLoader providers through the context class loader: it must never be the launcher's
-    // class path, which holds fabric8 and SLF4J for the embedded API server (STACK.md, classloader trap)
+    // class path, which holds fabric8 and SLF4J for the embedded API server
     Thread.currentThread().setContextClassLoader(ClassLoader.getPlatformClassLoader());
     System.exit(run(options, out));
   }
@@ -60,6 +76,8 @@ public final class Main {
   static int run(Options options, PrintStream out) {
     EmbeddedApiServer server = null;
     NodeletFramework framework = null;
+    ScheduledExecutorService monitor = null;
+    CommandChannel channel = null;
     CountDownLatch stopRequested = new CountDownLatch(1);
     try {
       Map<String, Object> kube = new LinkedHashMap<>();
@@ -77,7 +95,7 @@ public final class Main {
         DemoCluster.seed(server, options.nodeName());
         kube.put("master.url", server.url());
         // external DRA drivers register their sockets here; private to this user, as nodelet-dra-grpc requires
-        registry = Files.createDirectories(options.workDir().resolve("plugins_registry"),
+        registry = Files.createDirectories(options.workDir().toAbsolutePath().resolve("plugins_registry"),
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         configuration.put("dev.nodelet.dra.grpc", Map.of("registration.folder", registry.toString()));
         where = server.url() + " (embedded)";
@@ -95,11 +113,19 @@ public final class Main {
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
 
-      framework = new NodeletFramework(options.bundlesDir(), options.etcDir(), options.workDir().resolve("felix"),
-          options.shell());
-      // Ctrl-C and SIGTERM stop the framework; the JVM then ends normally with 0 instead of 130/143
+      framework = new NodeletFramework(options.bundlesDir(), options.etcDir(), options.deployDir(),
+          options.workDir().resolve("felix"), options.shell(), configuration.keySet());
       NodeletFramework stopping = framework;
-      Signal.handle(new Signal("INT"), s -> stopRequested.countDown());
+      // etc/<pid>.cfg of a PID the launcher configures overrides single keys of the launcher's values
+      EtcOverrides overrides = new EtcOverrides(options.etcDir(), configuration, framework::configure, out);
+      configuration = overrides.initial();
+      // SIGTERM stops the framework; the JVM then ends normally with 0 instead of 143. Ctrl-C interrupts the
+      // command that runs in the shell, if one does (nodelet:watch), and otherwise stops Nodelet too
+      Signal.handle(new Signal("INT"), s -> {
+        if (!stopping.gogo().interruptConsoleCommand()) {
+          stopRequested.countDown();
+        }
+      });
       Signal.handle(new Signal("TERM"), s -> stopRequested.countDown());
       Thread stopper = new Thread(() -> {
         try {
@@ -115,8 +141,18 @@ public final class Main {
       Map<String, Map<String, Object>> factories = server == null ? Map.of()
           : Map.of(DemoCluster.DRIVER_PID + "~demo", DemoCluster.driverConfiguration());
       framework.start(configuration, factories);
+      monitor = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "nodelet-launcher-monitor");
+        thread.setDaemon(true);
+        return thread;
+      });
+      monitor.scheduleWithFixedDelay(() -> {
+        overrides.poll();
+        stopping.reportComponents(System.err);
+      }, 1, 1, TimeUnit.SECONDS);
+      channel = CommandChannel.open(options.runDir(), framework.context(), framework.gogo());
       NodeletFramework.Status status = framework.awaitReady(Duration.ofSeconds(options.readyTimeoutSeconds()),
-          options.nodeName(), server != null);
+          options.nodeName(), out);
       if (stopRequested.getCount() == 0) {
         return 0;
       }
@@ -138,7 +174,10 @@ public final class Main {
       if (registry != null) {
         out.println("  external DRA drivers register their sockets in " + registry);
       }
-      out.println("  configuration: " + options.etcDir().toAbsolutePath() + "; stop with Ctrl-C");
+      out.println("  configuration: " + options.etcDir().toAbsolutePath() + "; hot deploy: "
+          + options.deployDir().toAbsolutePath() + "; commands: java -jar nodelet-launcher.jar --run "
+          + options.runDir().toAbsolutePath() + " --exec 'nodelet:objects'; stop with "
+          + (options.shell() ? "Ctrl-C outside a command, or 'stop 0'" : "Ctrl-C"));
 
       framework.waitForStop();
       out.println("Nodelet stopped");
@@ -147,6 +186,12 @@ public final class Main {
       System.err.println("nodelet: cannot start: " + e.getMessage());
       return 1;
     } finally {
+      if (monitor != null) {
+        monitor.shutdownNow();
+      }
+      if (channel != null) {
+        channel.close();
+      }
       if (framework != null) {
         framework.stop();
       }
@@ -162,7 +207,11 @@ public final class Main {
   /** The command line; see {@link #USAGE}. */
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
-      boolean help) {
+      boolean help, Path deployDir, Path runDir, String exec) {
+
+    /** A node's name is a DNS subdomain (RFC 1123), as the API server requires. */
+    private static final Pattern NODE_NAME =
+        Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 
     static final String USAGE = String.join("\n",
         "usage: java -jar nodelet-launcher.jar [options]",
@@ -173,9 +222,16 @@ public final class Main {
         "  --node NAME         this node's name (default: $NODE_NAME, else nodelet-demo on the embedded server,",
         "                      else the host name)",
         "  --etc DIR           configuration folder watched by FileInstall (default: etc)",
+        "  --deploy DIR        hot deploy folder: bundles copied here start, removed ones stop (default: deploy",
+        "                      next to the --etc folder)",
+        "  --run DIR           folder of the local command socket nodelet.sock, mode 0600 (default: run next",
+        "                      to the --etc folder)",
+        "  --exec 'COMMAND'    run one shell command in the Nodelet serving --run (e.g. 'nodelet:objects'),",
+        "                      print its output and exit with its status",
         "  --work DIR          framework cache and generated files (default: a fresh temporary folder)",
         "  --api-port N        port of the embedded API server (default: a free one)",
-        "  --no-shell          do not start the interactive Gogo shell",
+        "  --shell             start the Gogo shell on standard input even when it is not a terminal",
+        "  --no-shell          do not start the Gogo shell (the default when standard input is not a terminal)",
         "  --help              this text");
 
     static Options parse(String[] args, Map<String, String> env) {
@@ -188,6 +244,9 @@ public final class Main {
       int port = 0;
       boolean shell = System.console() != null;
       boolean help = false;
+      Path deploy = null;
+      Path run = null;
+      String exec = null;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -199,6 +258,10 @@ public final class Main {
           case "--work" -> work = Path.of(value(args, ++i, arg));
           case "--api-port" -> port = port(value(args, ++i, arg));
           case "--no-shell" -> shell = false;
+          case "--shell" -> shell = true;
+          case "--deploy" -> deploy = Path.of(value(args, ++i, arg));
+          case "--run" -> run = Path.of(value(args, ++i, arg));
+          case "--exec" -> exec = value(args, ++i, arg);
           case "--help", "-h" -> help = true;
           default -> throw new IllegalArgumentException("unknown option: " + arg);
         }
@@ -214,18 +277,36 @@ public final class Main {
       if (node == null) {
         node = kubeconfig == null && !inCluster ? "nodelet-demo" : NodeletFramework.hostName();
       }
+      if (node.length() > 253 || !NODE_NAME.matcher(node).matches()) {
+        throw new IllegalArgumentException("node name " + node + " is not a valid Kubernetes node name: lower case"
+            + " letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters"
+            + " (--node or NODE_NAME)");
+      }
+      Path base = etc.toAbsolutePath().getParent();
+      deploy = deploy != null ? deploy : base.resolve("deploy");
+      run = run != null ? run : base.resolve("run");
+      if (exec != null) {
+        return new Options(kubeconfig, inCluster, context, node, etc, work, false, null, port, false, 0, help,
+            deploy, run, exec);
+      }
       boolean temporary = work == null;
       try {
         if (temporary) {
           work = Files.createTempDirectory("nodelet-");
         }
-        Files.createDirectories(etc);
+        for (Path folder : List.of(etc, deploy)) {
+          try {
+            Files.createDirectories(folder);
+          } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("cannot create " + folder + " (" + e + "); choose another one with "
+                + (folder == etc ? "--etc" : "--deploy"));
+          }
+        }
       } catch (java.io.IOException e) {
-        throw new IllegalArgumentException("cannot create " + (work == null ? "a work folder" : etc) + ": "
-            + e.getMessage());
+        throw new IllegalArgumentException("cannot create a work folder: " + e.getMessage());
       }
       return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
-          port, shell, 60, help);
+          port, shell, 60, help, deploy, run, null);
     }
 
     private static String value(String[] args, int i, String option) {

@@ -2,20 +2,25 @@ package dev.nodelet.launcher;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.Dictionary;
 import java.util.HashMap;
 import java.util.Hashtable;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.felix.framework.Felix;
@@ -38,14 +43,30 @@ final class NodeletFramework {
       "dev.nodelet.objectcache.StoreStrategy", "dev.nodelet.objectcache.ConfigMapManager",
       "dev.nodelet.objectcache.SecretManager");
 
+  private static final String STRATEGY = "dev.nodelet.objectcache.StoreStrategy";
+  private static final List<String> MANAGER_PIDS = List.of("dev.nodelet.configmap", "dev.nodelet.secret");
+
   record Status(boolean ready, String missing, long activeBundles, List<String> services) {
   }
 
   private final Path bundlesDir;
+  private final Path deployDir;
   private final Framework framework;
+  private final GogoSessions gogo = new GogoSessions();
+  private final ComponentHealth health = new ComponentHealth(TimeUnit.SECONDS.toNanos(10));
+  /** Component problems already printed, by component name. */
+  private final Map<String, String> reported = new HashMap<>();
+  private long nextProbe;
+  private String probed = "";
 
-  NodeletFramework(Path bundlesDir, Path etcDir, Path storage, boolean shell) {
+  /**
+   * @param launcherPids the PIDs the launcher configures itself; FileInstall leaves their files in {@code etcDir}
+   *     to {@link EtcOverrides}
+   */
+  NodeletFramework(Path bundlesDir, Path etcDir, Path deployDir, Path storage, boolean shell,
+      Collection<String> launcherPids) {
     this.bundlesDir = bundlesDir;
+    this.deployDir = deployDir;
     Map<String, Object> config = new HashMap<>();
     config.put(Constants.FRAMEWORK_STORAGE, storage.toAbsolutePath().toString());
     config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
@@ -54,9 +75,14 @@ final class NodeletFramework {
     config.put("felix.fileinstall.noInitialDelay", "true");
     // the launcher's own settings must not be written back into the user's etc/ files
     config.put("felix.fileinstall.enableConfigSave", "false");
+    config.put("felix.fileinstall.filter", EtcOverrides.fileInstallFilter(launcherPids));
     // by default Felix lets JDK code (ServiceLoader) asking a bundle class loader fall through to the launcher's
     // class path, where the embedded API server's SLF4J and fabric8 live: bundles must see only their wiring
     config.put("felix.bootdelegation.implicit", "false");
+    // JDK-internal packages that libraries reach without importing them: Netty's epoll transport (unix sockets of
+    // external DRA drivers) loads sun.nio.ch and jdk.jfr classes from its JNI code, which fails with "unsupported
+    // JNI version" when the bundle class loader cannot delegate them to the boot class path
+    config.put(Constants.FRAMEWORK_BOOTDELEGATION, "sun.nio.ch,jdk.jfr,jdk.jfr.*");
     config.put("gosh.args", shell ? "" : "--nointeractive");
     config.put("gosh.home", storage.toAbsolutePath().toString());
     this.framework = new Felix(config);
@@ -97,7 +123,7 @@ final class NodeletFramework {
       throw new IOException("no bundles in " + bundlesDir);
     }
     // fabric8 and SLF4J find their providers with ServiceLoader: a framework thread whose context class loader
-    // sees the launcher's class path would load them from there instead (STACK.md, classloader trap)
+    // sees the launcher's class path would load them from there instead
     Thread current = Thread.currentThread();
     ClassLoader previous = current.getContextClassLoader();
     current.setContextClassLoader(ClassLoader.getPlatformClassLoader());
@@ -109,6 +135,7 @@ final class NodeletFramework {
         installed.add(context.installBundle(jar.toUri().toString()));
       }
       framework.start();
+      gogo.register(context);
       installed.sort(Comparator.comparingInt(NodeletFramework::startOrder));
       boolean configured = false;
       for (Bundle bundle : installed) {
@@ -119,6 +146,11 @@ final class NodeletFramework {
           for (Map.Entry<String, Map<String, Object>> pid : factoryConfiguration.entrySet()) {
             configure(pid.getKey(), pid.getValue());
           }
+          // hot deploy: a second FileInstall watcher on deploy/, for bundles (and configuration files)
+          configure("org.apache.felix.fileinstall~deploy", Map.of(
+              "felix.fileinstall.dir", deployDir.toAbsolutePath().toString(),
+              "felix.fileinstall.poll", "1000", "felix.fileinstall.noInitialDelay", "true",
+              "felix.fileinstall.enableConfigSave", "false"));
           configured = true;
         }
         if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
@@ -165,20 +197,119 @@ final class NodeletFramework {
    * Waits until every bundle is active, the required services are registered and NodeIdentity serves this node
    * (with its UID, which proves the client reached the API server, when {@code nodeMustExist}).
    */
-  Status awaitReady(Duration timeout, String nodeName, boolean nodeMustExist) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+  Status awaitReady(Duration timeout, String nodeName, PrintStream out) {
+    long start = System.nanoTime();
+    long deadline = start + timeout.toNanos();
+    String said = "";
     Status status;
     do {
-      status = status(nodeName, nodeMustExist);
+      status = status(nodeName, System.nanoTime() - start > TimeUnit.SECONDS.toNanos(3));
       if (status.ready() || (framework.getState() & Bundle.ACTIVE) == 0) {
         return status;
+      }
+      // after a few seconds, say what readiness waits for, and again whenever that changes
+      if (System.nanoTime() - start > TimeUnit.SECONDS.toNanos(5) && !status.missing().equals(said)) {
+        said = status.missing();
+        out.println("Nodelet waiting: " + said);
       }
       sleep(100);
     } while (System.nanoTime() < deadline);
     return status;
   }
 
-  private Status status(String nodeName, boolean nodeMustExist) {
+  /**
+   * Prints each component problem once (SCR failed activation; a reference unsatisfied for longer than 10 s), and a
+   * line when it is over; called every second by the launcher.
+   */
+  void reportComponents(PrintStream err) {
+    BundleContext context = framework.getBundleContext();
+    if (context == null) {
+      return;
+    }
+    Map<String, String> problems = new LinkedHashMap<>(health.problems(context));
+    problems.putAll(strategyProblems(context));
+    synchronized (reported) {
+      problems.forEach((component, problem) -> {
+        if (!problem.equals(reported.put(component, problem))) {
+          err.println("nodelet: " + problem);
+        }
+      });
+      for (Iterator<String> it = reported.keySet().iterator(); it.hasNext(); ) {
+        String component = it.next();
+        if (!problems.containsKey(component)) {
+          it.remove();
+          err.println("nodelet: " + (component.endsWith("#strategy")
+              ? component.substring(0, component.indexOf('#')) + ": strategy.target matches a strategy now"
+              : "component " + component + " is no longer failing"));
+        }
+      }
+    }
+  }
+
+  /**
+   * A manager whose {@code strategy.target} matches no StoreStrategy service serves with its built-in get (and logs
+   * that only at INFO); the launcher says it as an error, once, with the names there are.
+   */
+  private Map<String, String> strategyProblems(BundleContext context) {
+    Map<String, String> problems = new LinkedHashMap<>();
+    ServiceReference<?> ref = reference(context, "org.osgi.service.cm.ConfigurationAdmin");
+    if (ref == null) {
+      return problems;
+    }
+    Object admin = context.getService(ref);
+    try {
+      Class<?> adminType = ref.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin");
+      Class<?> configurationType = ref.getBundle().loadClass("org.osgi.service.cm.Configuration");
+      for (String pid : MANAGER_PIDS) {
+        Object[] configurations = (Object[]) adminType.getMethod("listConfigurations", String.class)
+            .invoke(admin, "(service.pid=" + pid + ")");
+        Dictionary<?, ?> properties = configurations == null || configurations.length == 0 ? null
+            : (Dictionary<?, ?>) configurationType.getMethod("getProperties").invoke(configurations[0]);
+        Object target = properties == null ? null : properties.get("strategy.target");
+        if (target == null || target.toString().isBlank()) {
+          continue;
+        }
+        ServiceReference<?>[] matching;
+        try {
+          matching = context.getAllServiceReferences(STRATEGY, target.toString());
+        } catch (org.osgi.framework.InvalidSyntaxException e) {
+          problems.put(pid + "#strategy", pid + ": strategy.target=" + target + " is not a valid filter ("
+              + e.getMessage() + "); write it as (nodelet.strategy=NAME)");
+          continue;
+        }
+        if (matching == null) {
+          problems.put(pid + "#strategy", pid + ": strategy.target=" + target + " matches no strategy service"
+              + " (there are: " + strategyNames(context) + "); the manager serves with its built-in get until"
+              + " one matches. Fix strategy.target in the configuration of " + pid + " (etc/" + pid + ".cfg)");
+        }
+      }
+    } catch (ReflectiveOperationException e) {
+      problems.put("strategy", "cannot read the managers' configuration: " + e);
+    } finally {
+      context.ungetService(ref);
+    }
+    return problems;
+  }
+
+  private static String strategyNames(BundleContext context) {
+    try {
+      ServiceReference<?>[] refs = context.getAllServiceReferences(STRATEGY, null);
+      return refs == null ? "none" : Stream.of(refs).map(r -> String.valueOf(r.getProperty("nodelet.strategy")))
+          .sorted().collect(Collectors.joining(", "));
+    } catch (org.osgi.framework.InvalidSyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  GogoSessions gogo() {
+    return gogo;
+  }
+
+  BundleContext context() {
+    return framework.getBundleContext();
+  }
+
+  private Status status(String nodeName, boolean probe) {
     BundleContext context = framework.getBundleContext();
     List<String> missing = new ArrayList<>();
     long active = 0;
@@ -202,10 +333,54 @@ final class NodeletFramework {
         .flatMap(name -> call("dev.nodelet.kube.NodeIdentity", "nodeUid")).flatMap(o -> (Optional<?>) o);
     if (uid.isPresent()) {
       services.add("node UID " + uid.get());
-    } else if (nodeMustExist) {
-      missing.add("node " + nodeName + " not found through the API server yet");
+    } else {
+      missing.add(probe ? probeNode(nodeName) : "node " + nodeName + " not seen through the API server yet");
     }
+    health.problems(context).values().forEach(missing::add);
     return new Status(missing.isEmpty(), String.join("; ", missing), active, services);
+  }
+
+  /**
+   * Why the node is not there: asks the API server for it through the bundles' KubernetesClient (at most every two
+   * seconds), so that the line names the API server's URL and what it answered.
+   */
+  private String probeNode(String nodeName) {
+    if (System.nanoTime() < nextProbe) {
+      return probed;
+    }
+    nextProbe = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    BundleContext context = framework.getBundleContext();
+    String service = "io.fabric8.kubernetes.client.KubernetesClient";
+    ServiceReference<?> ref = reference(context, service);
+    if (ref == null) {
+      return probed = "no " + service + " service (see the configuration of dev.nodelet.kube)";
+    }
+    Object client = context.getService(ref);
+    String url = "the API server";
+    try {
+      Bundle bundle = ref.getBundle();
+      Class<?> type = bundle.loadClass(service);
+      url = "the API server at " + type.getMethod("getMasterUrl").invoke(client);
+      Object nodes = type.getMethod("nodes").invoke(client);
+      Object resource = bundle.loadClass("io.fabric8.kubernetes.client.dsl.Nameable")
+          .getMethod("withName", String.class).invoke(nodes, nodeName);
+      Object node = bundle.loadClass("io.fabric8.kubernetes.client.dsl.Gettable").getMethod("get").invoke(resource);
+      probed = node == null
+          ? "node " + nodeName + " does not exist on " + url + " (is --node the name of one of its nodes?)"
+          : "node " + nodeName + " exists on " + url + "; NodeIdentity has not seen it yet";
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      Throwable cause = e.getCause();
+      while (cause.getCause() != null && cause.getCause() != cause) {
+        cause = cause.getCause();
+      }
+      probed = url + " has not answered (" + cause.getClass().getSimpleName()
+          + (cause.getMessage() == null ? "" : ": " + cause.getMessage()) + ")";
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      probed = "cannot ask " + url + " for node " + nodeName + ": " + e;
+    } finally {
+      context.ungetService(ref);
+    }
+    return probed;
   }
 
   /** Calls a no-argument method of a service through its interface, as loaded by the registering bundle. */
@@ -280,7 +455,7 @@ final class NodeletFramework {
    * A service by interface name, whatever class space it lives in: the launcher's own class path holds fabric8 for
    * the embedded API server, so the framework would hide the bundles' KubernetesClient from a plain lookup.
    */
-  private static ServiceReference<?> reference(BundleContext context, String name) {
+  static ServiceReference<?> reference(BundleContext context, String name) {
     try {
       ServiceReference<?>[] refs = context.getAllServiceReferences(name, null);
       return refs == null ? null : refs[0];
@@ -295,6 +470,7 @@ final class NodeletFramework {
 
   /** Stops the framework and waits for it; safe to call more than once. */
   void stop() {
+    gogo.close();
     try {
       if ((framework.getState() & (Bundle.STARTING | Bundle.ACTIVE)) != 0) {
         framework.stop();

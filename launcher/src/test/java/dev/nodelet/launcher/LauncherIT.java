@@ -1,15 +1,32 @@
 package dev.nodelet.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,13 +34,19 @@ import org.junit.jupiter.api.io.TempDir;
 class LauncherIT {
 
   private static final Path JAR = Path.of("target", "nodelet-launcher.jar");
+  private static final Path DRIVER_JAR =
+      Path.of("..", "examples", "external-driver", "target", "nodelet-example-external-driver.jar");
 
   @TempDir
   Path dir;
 
+  private static String java() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
   private Process launch(String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toAbsolutePath().toString(),
+        java(), "-jar", JAR.toAbsolutePath().toString(),
         "--no-shell", "--etc", dir.resolve("etc").toString(), "--work", dir.resolve("work").toString()));
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
@@ -39,18 +62,66 @@ class LauncherIT {
   }
 
   private String awaitLine(String prefix) throws Exception {
+    return awaitLine(line -> line.startsWith(prefix), "starting with '" + prefix + "'");
+  }
+
+  private String awaitLineContaining(String text) throws Exception {
+    return awaitLine(line -> line.contains(text), "containing '" + text + "'");
+  }
+
+  private String awaitLine(Predicate<String> wanted, String what) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     List<String> seen = List.of();
     while (System.nanoTime() < deadline) {
-      seen = Files.exists(output()) ? Files.readAllLines(output(), StandardCharsets.UTF_8) : List.of();
+      seen = lines();
       for (String line : seen) {
-        if (line.startsWith(prefix)) {
+        if (wanted.test(line)) {
           return line;
         }
       }
       Thread.sleep(200);
     }
-    throw new AssertionError("no line starting with '" + prefix + "' in:\n" + String.join("\n"));
+    throw new AssertionError("no line " + what + " in:\n" + String.join("\n", seen));
+  }
+
+  private List<String> lines() throws IOException {
+    return Files.exists(output()) ? Files.readAllLines(output(), StandardCharsets.UTF_8) : List.of();
+  }
+
+  /** A client of the launcher's embedded API server, through the kubeconfig it writes. */
+  private KubernetesClient client() throws IOException {
+    return new KubernetesClientBuilder()
+        .withConfig(Config.fromKubeconfig(Files.readString(dir.resolve("work").resolve("kubeconfig")))).build();
+  }
+
+  private static int devices(KubernetesClient client, String node, String driver) {
+    return client.resources(ResourceSlice.class).withField("spec.nodeName", node).withField("spec.driver", driver)
+        .list().getItems().stream().mapToInt(s -> s.getSpec().getDevices().size()).sum();
+  }
+
+  @Test
+  void anExternalDriverRegistersThroughTheLaunchersRegistrationFolder() throws Exception {
+    Process process = launch();
+    Process driver = null;
+    try {
+      awaitLine(Main.READY);
+      String prefix = "  external DRA drivers register their sockets in ";
+      Path registry = Path.of(awaitLine(prefix).substring(prefix.length()));
+      driver = new ProcessBuilder(java(), "-jar", DRIVER_JAR.toAbsolutePath().toString(),
+          "--registry", registry.toString(), "--plugins", dir.resolve("plugins").toString(),
+          "--name", "ext.example.com", "--devices", "3")
+          .redirectErrorStream(true).redirectOutput(dir.resolve("driver.txt").toFile()).start();
+      awaitLineContaining("Registered DRA driver ext.example.com");
+      try (KubernetesClient client = client()) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> devices(client, "nodelet-demo", "ext.example.com") == 3);
+      }
+      assertThat(lines()).noneMatch(line -> line.contains("UnsatisfiedLinkError"));
+    } finally {
+      if (driver != null) {
+        driver.destroyForcibly();
+      }
+      process.destroyForcibly();
+    }
   }
 
   @Test
@@ -78,6 +149,190 @@ class LauncherIT {
       assertThat(process.exitValue()).isZero();
     } finally {
       process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void ctrlCDuringAWatchEndsTheWatchOnly() throws Exception {
+    Process process = launch("--shell");
+    try (PrintStream shell = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8)) {
+      awaitLine(Main.READY);
+      shell.println("nodelet:get secret default web-tls");
+      shell.println("nodelet:watch secret");
+      awaitLineContaining("ADDED    default/web-tls");
+      Process interrupt = new ProcessBuilder("kill", "-INT", String.valueOf(process.pid())).start();
+      assertThat(interrupt.waitFor()).isZero();
+      shell.println("nodelet:objects");
+      // the shell still answers: the watch ended, Nodelet did not
+      String row = awaitLine(line -> line.startsWith("secrets") && line.contains("web-tls"), "of web-tls");
+      assertThat(row).contains("watch").doesNotContain("never");
+      assertThat(process.isAlive()).isTrue();
+      assertThat(lines()).noneMatch(line -> line.contains("Nodelet stopped"));
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void execRunsAShellCommandThroughTheLocalSocket() throws Exception {
+    Process process = launch();
+    try {
+      awaitLine("  cache: secrets"); // the managers hold the demo's objects
+      Path socket = dir.resolve("run").resolve("nodelet.sock");
+      assertThat(Files.getPosixFilePermissions(socket)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+      Process exec = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+          "--etc", dir.resolve("etc").toString(), "--exec", "nodelet:objects").redirectErrorStream(true).start();
+      String output = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(exec.waitFor()).isZero();
+      assertThat(output).contains("LAST-ACCESS").contains("db-credentials");
+
+      Process failing = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+          "--run", dir.resolve("run").toString(), "--exec", "nodelet:get secret default nothing-here")
+          .redirectErrorStream(true).start();
+      String error = new String(failing.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(failing.waitFor()).isEqualTo(1);
+      assertThat(error).contains("nothing-here");
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aDriverJarDroppedIntoDeployStartsAndStopsWhenRemoved() throws Exception {
+    Process process = launch();
+    try {
+      awaitLine(Main.READY);
+      Path jar = dir.resolve("deploy").resolve("deployed-driver.jar");
+      writeDeployableDriver(jar);
+      awaitLineContaining("Published DRA driver deployed.example.com");
+      try (KubernetesClient client = client()) {
+        await().atMost(Duration.ofSeconds(30))
+            .until(() -> devices(client, "nodelet-demo", "deployed.example.com") == 4);
+      }
+      Files.delete(jar);
+      awaitLineContaining("DRA driver deployed.example.com went away");
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  /**
+   * A driver bundle of its own: the example driver's jar under another symbolic name, whose component activates
+   * without configuration as driver deployed.example.com.
+   */
+  private static void writeDeployableDriver(Path target) throws IOException {
+    Path source;
+    try (Stream<Path> bundles = Files.list(Path.of("target", "bundles"))) {
+      source = bundles.filter(p -> p.getFileName().toString().startsWith("nodelet-driver-example-")).findFirst()
+          .orElseThrow();
+    }
+    Path temporary = target.resolveSibling(".deployed-driver.tmp");
+    try (JarFile in = new JarFile(source.toFile());
+        JarOutputStream out = new JarOutputStream(Files.newOutputStream(temporary))) {
+      Manifest manifest = in.getManifest();
+      manifest.getMainAttributes().putValue("Bundle-SymbolicName", "deployed-example-driver");
+      out.putNextEntry(new JarEntry(JarFile.MANIFEST_NAME));
+      manifest.write(out);
+      for (JarEntry entry : Collections.list(in.entries())) {
+        if (entry.getName().equals(JarFile.MANIFEST_NAME)) {
+          continue;
+        }
+        byte[] content = in.getInputStream(entry).readAllBytes();
+        if (entry.getName().equals("OSGI-INF/dev.nodelet.driver.example.internal.ExampleDriver.xml")) {
+          content = new String(content, StandardCharsets.UTF_8)
+              .replace("configuration-policy=\"require\"", "configuration-policy=\"optional\"")
+              .replace("configuration-pid=\"dev.nodelet.driver.example\"",
+                  "configuration-pid=\"dev.nodelet.driver.deployed\"")
+              .replace("value=\"example.nodelet.dev\"", "value=\"deployed.example.com\"")
+              .getBytes(StandardCharsets.UTF_8);
+        }
+        out.putNextEntry(new JarEntry(entry.getName()));
+        out.write(content);
+      }
+    }
+    // FileInstall must not see a half-written jar
+    Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  @Test
+  void anInvalidNodeNameExitsAtOnceWithStatusTwo() throws Exception {
+    long start = System.nanoTime();
+    Process process = launch("--node", "Bad_Node");
+    try {
+      assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(process.exitValue()).isEqualTo(2);
+      assertThat(awaitLine("nodelet: ")).contains("Bad_Node").contains("not a valid Kubernetes node name");
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aFileInEtcOverridesSingleKeysOfTheLaunchersConfiguration() throws Exception {
+    Process process = launch();
+    try {
+      awaitLine(Main.READY);
+      Path file = dir.resolve("etc").resolve("dev.nodelet.kube.cfg");
+      Files.writeString(file, "request.timeout=12345\nexample.token=s3cr3t-value\n");
+      String effective = awaitLine(line -> line.startsWith("nodelet: configuration dev.nodelet.kube:")
+          && line.contains("request.timeout=12345"), "with the override");
+      assertThat(effective).contains("master.url=http://127.0.0.1:").contains("node.name=nodelet-demo")
+          .contains("example.token=***");
+      awaitLine(line -> line.contains("Kubernetes client registered") && line.contains("request timeout 12345 ms")
+          && line.contains("node nodelet-demo"), "of the client with the override");
+
+      Files.delete(file);
+      // printed at start, and again once the file is gone
+      await().atMost(Duration.ofSeconds(30)).until(() -> lines().stream()
+          .filter(line -> line.startsWith("nodelet: configuration dev.nodelet.kube:")
+              && line.endsWith("(the launcher's values)")).count() == 2);
+      assertThat(lines()).noneMatch(line -> line.contains("s3cr3t-value"));
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void readinessSaysThatTheNodeDoesNotExist() throws Exception {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start()) {
+      Path kubeconfig = server.writeKubeconfig(dir.resolve("cluster.kubeconfig"));
+      Process process = launch("--kubeconfig", kubeconfig.toString(), "--node", "ghost");
+      try {
+        assertThat(awaitLine("Nodelet waiting: ")).contains("node ghost does not exist on the API server at "
+            + server.url());
+        assertThat(lines()).noneMatch(line -> line.startsWith(Main.READY));
+      } finally {
+        process.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
+  void readinessNamesAnUnreachableApiServerAndTheLogStaysShort() throws Exception {
+    int port;
+    try (ServerSocket free = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start()) {
+      String kubeconfig = Files.readString(server.writeKubeconfig(dir.resolve("cluster.kubeconfig")))
+          .replace(server.url(), "http://127.0.0.1:" + port);
+      Path dead = Files.writeString(dir.resolve("dead.kubeconfig"), kubeconfig);
+      Process process = launch("--kubeconfig", dead.toString(), "--node", "worker-1");
+      try {
+        assertThat(awaitLine("Nodelet waiting: ")).contains("the API server at http://127.0.0.1:" + port)
+            .contains("has not answered");
+        Thread.sleep(15_000);
+        List<String> lines = lines();
+        assertThat(lines).noneMatch(line -> line.startsWith(Main.READY));
+        assertThat(lines).anyMatch(line -> line.contains("Cannot list and watch Node worker-1 on the API server at"
+            + " 127.0.0.1:" + port));
+        // no stack traces: one line per attempt of each informer's backoff
+        assertThat(lines).noneMatch(line -> line.startsWith("\tat "));
+        assertThat(lines.size()).as("lines in about 20 s:\n" + String.join("\n", lines)).isLessThan(80);
+      } finally {
+        process.destroyForcibly();
+      }
     }
   }
 

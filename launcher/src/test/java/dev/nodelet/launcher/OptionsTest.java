@@ -49,4 +49,38 @@ class OptionsTest {
     assertThat(options.kubeconfig()).isNull();
     assertThat(options.nodeName()).isEqualTo("nodelet-demo");
   }
+
+  @Test
+  void anInvalidNodeNameIsRefusedWithWhatIsAllowed() {
+    assertThatThrownBy(() -> parse(Map.of(), "--node", "Bad_Node"))
+        .hasMessageStartingWith("node name Bad_Node is not a valid Kubernetes node name");
+    assertThatThrownBy(() -> parse(Map.of("NODE_NAME", "-edge")))
+        .hasMessageContaining("(--node or NODE_NAME)");
+    assertThat(parse(Map.of(), "--node", "worker-1.example.com").nodeName()).isEqualTo("worker-1.example.com");
+  }
+
+  @Test
+  void deployAndRunFoldersDefaultToSiblingsOfEtc() {
+    Main.Options options = parse(Map.of());
+    assertThat(options.deployDir()).isEqualTo(dir.resolve("deploy").toAbsolutePath());
+    assertThat(options.runDir()).isEqualTo(dir.resolve("run").toAbsolutePath());
+    assertThat(Files.isDirectory(options.deployDir())).isTrue();
+    Main.Options chosen = parse(Map.of(), "--deploy", dir.resolve("d").toString(),
+        "--run", dir.resolve("r").toString());
+    assertThat(chosen.deployDir()).isEqualTo(dir.resolve("d"));
+    assertThat(chosen.runDir()).isEqualTo(dir.resolve("r"));
+  }
+
+  @Test
+  void shellCanBeForcedWithoutATerminal() {
+    assertThat(parse(Map.of(), "--shell").shell()).isTrue();
+    assertThat(parse(Map.of(), "--shell", "--no-shell").shell()).isFalse();
+  }
+
+  @Test
+  void execTakesTheCommandLine() {
+    Main.Options options = parse(Map.of(), "--exec", "nodelet:objects");
+    assertThat(options.exec()).isEqualTo("nodelet:objects");
+    assertThat(options.runDir()).isEqualTo(dir.resolve("run").toAbsolutePath());
+  }
 }

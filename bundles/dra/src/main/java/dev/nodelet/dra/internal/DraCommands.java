@@ -2,6 +2,7 @@ package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DraViews;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -25,11 +26,13 @@ public final class DraCommands {
   }
 
   /** {@code nodelet:drivers}: one line per driver the controller knows. */
+  @Descriptor("Lists the DRA drivers the controller knows: state, devices, slices and the last error")
   public String drivers() {
     return DraViews.drivers(status.drivers());
   }
 
   /** {@code nodelet:slices}: one line per ResourceSlice of this node. */
+  @Descriptor("Lists this node's ResourceSlices: driver, pool, generation and device count")
   public String slices() {
     return DraViews.slices(status.slices());
   }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.net.URL;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,6 +27,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -124,9 +126,20 @@ public final class NodeResourcesController implements AutoCloseable {
           .runnableInformer(options.resyncPeriod().toMillis());
       informer.addIndexers(Map.of(DRIVER_INDEX, s -> List.of(driverOf(s))));
       informer.addEventHandler(new SliceHandler());
-      // keep listing until the API server answers: a node agent cannot give up
+      // keep listing until the API server answers: a node agent cannot give up. The handler runs once per attempt
+      // of the informer's backoff; the first failure names the API server, later ones are one short line each
+      URL url = client.getMasterUrl();
+      String server = url.getHost() + ":" + (url.getPort() < 0 ? url.getDefaultPort() : url.getPort());
+      AtomicInteger failures = new AtomicInteger();
       informer.exceptionHandler((started, t) -> {
-        LOG.warn("The ResourceSlice informer of node {} failed, retrying: {}", nodeName, t.toString());
+        int attempt = failures.incrementAndGet();
+        if (attempt == 1) {
+          LOG.warn("Cannot list and watch the ResourceSlices of node {} on the API server at {} ({}); retrying with"
+              + " backoff", nodeName, server, t.toString());
+        } else {
+          LOG.warn("ResourceSlices of node {}: the API server at {} still fails after {} attempts ({})", nodeName,
+              server, attempt, t.toString());
+        }
         return true;
       });
       startupDeadline = scheduler.nanoTime() + options.gracePeriod().toNanos();

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,17 +27,33 @@ public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
   private final SharedIndexInformer<Node> informer;
   private volatile String uid;
   private volatile Map<String, String> annotations = Map.of();
+  private final AtomicInteger failures = new AtomicInteger();
 
   public NodeIdentityInformer(KubernetesClient client, String nodeName) {
     this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
     // withName() makes the informer list and watch with the field selector metadata.name=<nodeName>
     this.informer = client.nodes().withName(nodeName).runnableInformer(0);
     informer.addEventHandler(new Handler());
-    // keep retrying: the API server may come up after this node does
+    // keep retrying: the API server may come up after this node does. The handler runs once per attempt of the
+    // informer's backoff; the first failure names the API server, later ones are one short line each
+    String server = apiServer(client);
     informer.exceptionHandler((started, failure) -> {
-      LOG.warn("Watch of Node {} failed, retrying: {}", nodeName, failure.toString());
+      int attempt = failures.incrementAndGet();
+      if (attempt == 1) {
+        LOG.warn("Cannot list and watch Node {} on the API server at {} ({}); retrying with backoff", nodeName,
+            server, failure.toString());
+      } else {
+        LOG.warn("Node {}: the API server at {} still fails after {} attempts ({})", nodeName, server, attempt,
+            failure.toString());
+      }
       return true;
     });
+  }
+
+  /** host:port of the client's API server, for log lines. */
+  static String apiServer(KubernetesClient client) {
+    java.net.URL url = client.getMasterUrl();
+    return url.getHost() + ":" + (url.getPort() < 0 ? url.getDefaultPort() : url.getPort());
   }
 
   /** Starts listing and watching in the background; never blocks. */
@@ -92,6 +109,7 @@ public final class NodeIdentityInformer implements NodeIdentity, AutoCloseable {
     }
 
     private void update(Node node) {
+      failures.set(0); // the API server answered: the next failure is a new outage
       Map<String, String> newAnnotations = node.getMetadata().getAnnotations();
       annotations = newAnnotations == null ? Map.of() : Collections.unmodifiableMap(new HashMap<>(newAnnotations));
       String newUid = node.getMetadata().getUid();

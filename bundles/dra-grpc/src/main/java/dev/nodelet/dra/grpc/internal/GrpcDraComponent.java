@@ -39,7 +39,7 @@ public final class GrpcDraComponent {
     transport = new Transport(config.io_threads());
     Registrar registrar = new Registrar(transport, Duration.ofMillis(config.handshake_timeout_millis()));
     watcher = new RegistrationWatcher(Path.of(config.registration_folder()),
-        Duration.ofMillis(config.poll_interval_millis()), registrar, (driver, socket) -> {
+        Duration.ofMillis(config.poll_interval_millis()), withdrawAfter(config), registrar, (driver, socket) -> {
           Dictionary<String, Object> properties = new Hashtable<>();
           properties.put(DRIVER_NAME_PROPERTY, driver.driverName());
           properties.put(ENDPOINT_PROPERTY, driver.endpoint().toString());
@@ -49,6 +49,14 @@ public final class GrpcDraComponent {
           return () -> unregister(registration);
         });
     watcher.start();
+  }
+
+  private static Duration withdrawAfter(GrpcDraConfiguration config) {
+    long seconds = config.unreachable_withdraw_seconds();
+    if (seconds < 0) {
+      throw new IllegalArgumentException("unreachable.withdraw.seconds: must be 0 (never) or more, was " + seconds);
+    }
+    return Duration.ofSeconds(seconds);
   }
 
   @Deactivate

@@ -23,6 +23,13 @@ public @interface GrpcDraConfiguration {
       description = "How long a registration socket may take to answer GetInfo and NotifyRegistrationStatus.")
   long handshake_timeout_millis() default 5000;
 
+  @AttributeDefinition(name = "Withdraw unreachable drivers after (s)", min = "0",
+      description = "A registered driver whose endpoint has not been reachable for this long (every attempt of the"
+          + " monitor's backoff failed before a snapshot) is withdrawn: its ResourceSlices are deleted after the"
+          + " controller's grace period, and it registers again when its registration socket is created again."
+          + " 0: never.")
+  long unreachable_withdraw_seconds() default 30;
+
   @AttributeDefinition(name = "I/O threads", min = "1",
       description = "Event loop threads shared by all driver connections.")
   int io_threads() default 1;

@@ -10,7 +10,9 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One registered external driver as a {@link DraDriver}: every subscription is one {@code ListAndWatchResources}
@@ -21,6 +23,8 @@ final class GrpcDraDriver implements RegisteredDriver {
   private final String driverName;
   private final Path endpoint;
   private final Transport transport;
+  /** System.nanoTime() when the driver's stream last failed to connect with no snapshot since; 0 when reachable. */
+  private final AtomicLong unreachableSince = new AtomicLong();
 
   GrpcDraDriver(String driverName, Path endpoint, Transport transport) {
     this.driverName = driverName;
@@ -56,6 +60,12 @@ final class GrpcDraDriver implements RegisteredDriver {
     return stream;
   }
 
+  @Override
+  public Duration unreachableFor(long nowNanos) {
+    long since = unreachableSince.get();
+    return since == 0 ? Duration.ZERO : Duration.ofNanos(nowNanos - since);
+  }
+
   /** "CODE: description", without the cause that {@code Status.toString()} adds. */
   static String describe(Status status) {
     return status.getDescription() == null ? status.getCode().toString()
@@ -87,6 +97,7 @@ final class GrpcDraDriver implements RegisteredDriver {
       if (ended.get()) {
         return;
       }
+      unreachableSince.set(0);
       try {
         listener.onSnapshot(SnapshotDecoder.decode(response));
       } catch (IllegalArgumentException e) {
@@ -110,6 +121,8 @@ final class GrpcDraDriver implements RegisteredDriver {
         listener.onError(new ExternalDriverException("DRA driver " + driverName + " sent a malformed message that"
             + " is not a nodelet.dra.v1.ListAndWatchResourcesResponse: " + describe(status), t), true);
       } else {
+        long now = System.nanoTime();
+        unreachableSince.compareAndSet(0, now == 0 ? 1 : now);
         listener.onError(new ExternalDriverException("ListAndWatchResources of DRA driver " + driverName + " on "
             + endpoint + " failed: " + describe(status), t), true);
       }

@@ -42,12 +42,18 @@ final class RegistrationWatcher implements AutoCloseable {
   /** One socket file and what became of it; only the watcher thread touches these. */
   private static final class Entry {
     final FileId id;
+    final RegisteredDriver driver; // null unless registered
     final Runnable unpublish; // null unless registered
     final long retryAtNanos; // Long.MAX_VALUE: only a new file or mode tries again
     final Duration retryDelay;
 
     Entry(FileId id, Runnable unpublish, long retryAtNanos, Duration retryDelay) {
+      this(id, null, unpublish, retryAtNanos, retryDelay);
+    }
+
+    Entry(FileId id, RegisteredDriver driver, Runnable unpublish, long retryAtNanos, Duration retryDelay) {
       this.id = id;
+      this.driver = driver;
       this.unpublish = unpublish;
       this.retryAtNanos = retryAtNanos;
       this.retryDelay = retryDelay;
@@ -62,6 +68,7 @@ final class RegistrationWatcher implements AutoCloseable {
 
   private final Path folder;
   private final Duration pollInterval;
+  private final Duration withdrawUnreachableAfter;
   private final Registrar registrar;
   private final Publisher publisher;
   private final CountDownLatch closing = new CountDownLatch(1);
@@ -69,9 +76,20 @@ final class RegistrationWatcher implements AutoCloseable {
   private final Map<Path, Entry> entries = new HashMap<>();
   private String folderProblem = "";
 
+  /** A watcher that never withdraws a registered driver for being unreachable. */
   RegistrationWatcher(Path folder, Duration pollInterval, Registrar registrar, Publisher publisher) {
+    this(folder, pollInterval, Duration.ZERO, registrar, publisher);
+  }
+
+  /**
+   * @param withdrawUnreachableAfter a registered driver whose streams have failed for this long without a snapshot
+   *     is withdrawn until its registration socket is created again; zero for never
+   */
+  RegistrationWatcher(Path folder, Duration pollInterval, Duration withdrawUnreachableAfter, Registrar registrar,
+      Publisher publisher) {
     this.folder = folder;
     this.pollInterval = pollInterval;
+    this.withdrawUnreachableAfter = withdrawUnreachableAfter;
     this.registrar = registrar;
     this.publisher = publisher;
     this.thread = new Thread(this::run, Transport.THREAD_PREFIX + "-watcher");
@@ -132,6 +150,15 @@ final class RegistrationWatcher implements AutoCloseable {
       }
       Entry previous = entries.get(s.getKey());
       boolean sameFile = previous != null && previous.id.equals(s.getValue());
+      if (sameFile && unreachableTooLong(previous)) {
+        LOG.warn("DRA driver {} has been unreachable at {} for {} s: it is withdrawn, and its ResourceSlices are"
+            + " deleted after the controller's grace period; it registers again when {} is created again",
+            previous.driver.driverName(), previous.driver.endpoint(),
+            previous.driver.unreachableFor(System.nanoTime()).toSeconds(), s.getKey());
+        withdrawQuietly(previous);
+        entries.put(s.getKey(), new Entry(previous.id, null, Long.MAX_VALUE, null));
+        continue;
+      }
       if (sameFile && System.nanoTime() < previous.retryAtNanos) {
         continue;
       }
@@ -190,7 +217,7 @@ final class RegistrationWatcher implements AutoCloseable {
       }
       LOG.info("Registered DRA driver {} from {} (endpoint {}, {})", driver.driverName(), socket, driver.endpoint(),
           driver.protocol());
-      return new Entry(id, () -> {
+      return new Entry(id, driver, () -> {
         try {
           unpublish.run();
         } finally {
@@ -219,6 +246,11 @@ final class RegistrationWatcher implements AutoCloseable {
       }
       return new Entry(id, null, System.nanoTime() + delay.toNanos(), delay);
     }
+  }
+
+  private boolean unreachableTooLong(Entry entry) {
+    return entry.driver != null && !withdrawUnreachableAfter.isZero()
+        && entry.driver.unreachableFor(System.nanoTime()).compareTo(withdrawUnreachableAfter) >= 0;
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -82,6 +82,11 @@ final class FakeDriver implements AutoCloseable {
     }
   }
 
+  /** Stops serving the endpoint and leaves both socket files behind, as a driver killed with SIGKILL does. */
+  void killEndpoint() throws InterruptedException {
+    endpointServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
+
   /** Stops serving and removes both sockets. */
   @Override
   public void close() throws Exception {

@@ -223,6 +223,32 @@ class RegistrationWatcherTest {
     assertThat(published).isEmpty();
   }
 
+  /** kill -9 of a driver: its sockets stay, nothing answers; past the limit the driver is withdrawn. */
+  @Test
+  void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
+    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), Duration.ofMillis(500),
+        new Registrar(transport, Duration.ofSeconds(2)), (driver, socket) -> {
+          published.put(socket, driver);
+          return () -> published.remove(socket, driver);
+        });
+    watcher.start();
+    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "gpu.example.com",
+        Snapshots.sending(Snapshots.devices("pool", 1))));
+    RecordingListener listener = subscribe(driver);
+    await().until(() -> listener.snapshots.size() == 1);
+    GrpcDraDriver registered = published.get(driver.registrationSocket);
+    assertThat(registered.unreachableFor(System.nanoTime())).isZero();
+
+    driver.killEndpoint();
+    await().until(() -> listener.failures.size() == 1);
+    assertThat(listener.failures.get(0).retryable()).isTrue();
+    assertThat(registered.unreachableFor(System.nanoTime())).isPositive();
+    await().atMost(Duration.ofSeconds(10)).until(() -> !published.containsKey(driver.registrationSocket));
+    // the same stale socket file does not register it again
+    Thread.sleep(200);
+    assertThat(published).doesNotContainKey(driver.registrationSocket);
+  }
+
   @Test
   void closingLeavesNoThreadSocketOrRegistrationBehind() throws Exception {
     long socketsBefore = openSockets();

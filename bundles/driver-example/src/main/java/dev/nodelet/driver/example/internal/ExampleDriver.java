@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -185,9 +186,19 @@ public final class ExampleDriver implements DraDriver {
     }
   }
 
-  private static Map<String, String> pairs(String key, String[] entries) {
+  /**
+   * The name=value pairs of a multi-valued key. A {@code .cfg} file gives one string, so each value may also hold
+   * several pairs separated by commas: {@code attributes=model=xyz,gen=2} is two attributes.
+   */
+  static Map<String, String> pairs(String key, String[] values) {
     Map<String, String> pairs = new LinkedHashMap<>();
-    for (String entry : entries == null ? new String[0] : entries) {
+    List<String> entries = new ArrayList<>();
+    for (String value : values == null ? new String[0] : values) {
+      if (value != null && !value.isBlank()) {
+        entries.addAll(Arrays.asList(value.split(",")));
+      }
+    }
+    for (String entry : entries) {
       int eq = entry == null ? -1 : entry.indexOf('=');
       if (eq <= 0) {
         throw new IllegalArgumentException(key + ": entry \"" + entry + "\" is not name=value");

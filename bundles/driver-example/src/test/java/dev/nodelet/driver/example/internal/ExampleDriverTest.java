@@ -184,4 +184,15 @@ class ExampleDriverTest {
         .get("uid-1")).as("preparing again gives the same devices").isEqualTo(results.get("uid-1"));
     assertThat(driver.unprepare(List.of(new dev.nodelet.dra.ClaimRef("default", "ok", "uid-1")))).isEmpty();
   }
+
+  /** A .cfg file gives a multi-valued key as one string: comma-separated pairs are each one attribute. */
+  @Test
+  void oneStringWithCommasIsSeveralAttributes() {
+    assertThat(ExampleDriver.pairs("attributes", config(Map.of("attributes", "model=xyz, gen=2")).attributes()))
+        .containsExactly(Map.entry("model", "xyz"), Map.entry("gen", "2"));
+    assertThat(ExampleDriver.pairs("attributes", config(Map.of("attributes", new String[] {"a=1", "b=x,c=true"}))
+        .attributes())).containsOnlyKeys("a", "b", "c");
+    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", "model=xyz,gen"))))
+        .hasMessage("attributes: entry \"gen\" is not name=value");
+  }
 }

@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.cm.Configuration;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
@@ -93,22 +94,28 @@ public final class ObjectCacheCommands {
   }
 
   /** {@code nodelet:pods}: every registered pod and the objects it references, per manager. */
+  @Descriptor("Lists every registered pod and the objects it references, per manager")
   public String pods() {
     return ObjectViews.pods(managers());
   }
 
   /** {@code nodelet:objects}: every referenced object with its strategy, state, reference count and last access. */
+  @Descriptor("Lists every referenced ConfigMap and Secret with its strategy, state, references and last access")
   public String objects() {
     return ObjectViews.objects(managers());
   }
 
   /** {@code nodelet:get <configmap|secret> <namespace> <name>}: one object as YAML, Secret data redacted. */
-  public String get(String kind, String namespace, String name) {
+  @Descriptor("Shows one ConfigMap or Secret as YAML, as the manager serves it; Secret data is redacted")
+  public String get(@Descriptor("configmap (cm) or secret") String kind, @Descriptor("the namespace") String namespace,
+      @Descriptor("the object's name") String name) {
     return show(manager(kind).manager().get(namespace, name), false);
   }
 
   /** {@code nodelet:get --show-secret <configmap|secret> <namespace> <name>}: one object, Secret data included. */
-  public String get(String option, String kind, String namespace, String name) {
+  @Descriptor("Shows one ConfigMap or Secret as YAML; --show-secret includes the data of a Secret")
+  public String get(@Descriptor("--show-secret") String option, @Descriptor("configmap (cm) or secret") String kind,
+      @Descriptor("the namespace") String namespace, @Descriptor("the object's name") String name) {
     if (!SHOW_SECRET.equals(option)) {
       throw new IllegalArgumentException("unknown option " + option + ", the only option is " + SHOW_SECRET);
     }
@@ -116,12 +123,14 @@ public final class ObjectCacheCommands {
   }
 
   /** {@code nodelet:strategy}: the strategy each manager uses now. */
+  @Descriptor("Shows the strategy each manager uses now")
   public String strategy() {
     return ObjectViews.strategies(managers());
   }
 
   /** {@code nodelet:strategy <configmap|secret>}: the strategy one manager uses now. */
-  public String strategy(String kind) {
+  @Descriptor("Shows the strategy one manager uses now")
+  public String strategy(@Descriptor("configmap (cm) or secret") String kind) {
     return manager(kind).manager().strategy();
   }
 
@@ -130,12 +139,17 @@ public final class ObjectCacheCommands {
    * configuration; the manager moves once the configuration has been delivered. A name no strategy service has is
    * refused: the manager would serve with its built-in get until one came.
    */
-  public String strategy(String kind, String strategy) throws IOException {
+  @Descriptor("Moves a manager to another strategy (writes strategy.target); refuses a strategy not installed")
+  public String strategy(@Descriptor("configmap (cm) or secret") String kind,
+      @Descriptor("get, ttl, watch or another installed strategy") String strategy)
+      throws IOException {
     return strategy(kind, strategy, false);
   }
 
   /** {@code nodelet:strategy --force <configmap|secret> <name>}: the same for a strategy not installed yet. */
-  public String strategy(String option, String kind, String strategy) throws IOException {
+  @Descriptor("Moves a manager to a strategy even if it is not installed yet (--force)")
+  public String strategy(@Descriptor("--force") String option, @Descriptor("configmap (cm) or secret") String kind,
+      @Descriptor("the strategy's name") String strategy) throws IOException {
     if (!FORCE.equals(option)) {
       throw new IllegalArgumentException("unknown option " + option + ", the only option is " + FORCE);
     }
@@ -168,17 +182,22 @@ public final class ObjectCacheCommands {
    * {@code nodelet:watch <configmap|secret>}: prints the objects the registered pods reference, then every change,
    * until interrupted (Ctrl-C).
    */
-  public void watch(String kind) {
+  @Descriptor("Prints the referenced objects of one kind, then every change, until Ctrl-C")
+  public void watch(@Descriptor("configmap (cm) or secret") String kind) {
     watch(kind, null, null, System.out);
   }
 
   /** {@code nodelet:watch <configmap|secret> <namespace>}: the same for one namespace. */
-  public void watch(String kind, String namespace) {
+  @Descriptor("Prints the referenced objects of one kind in one namespace, then every change, until Ctrl-C")
+  public void watch(@Descriptor("configmap (cm) or secret") String kind,
+      @Descriptor("the namespace") String namespace) {
     watch(kind, namespace, null, System.out);
   }
 
   /** {@code nodelet:watch <configmap|secret> <namespace> <name>}: the same for one object. */
-  public void watch(String kind, String namespace, String name) {
+  @Descriptor("Prints one object, then every change of it, until Ctrl-C")
+  public void watch(@Descriptor("configmap (cm) or secret") String kind, @Descriptor("the namespace") String namespace,
+      @Descriptor("the object's name") String name) {
     watch(kind, namespace, name, System.out);
   }
 
@@ -212,6 +231,7 @@ public final class ObjectCacheCommands {
   }
 
   /** {@code nodelet:watchstats}: open watches, watches closed for not keeping up and initial events, per manager. */
+  @Descriptor("Shows open watches, watches closed for not keeping up and initial events, per manager")
   public String watchstats() {
     return ObjectViews.watchStatistics(managers());
   }

@@ -20,7 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
-/** The watch rules of docs/watch.md that hold for one watcher, without a hub. */
+/** The watch fan-out rules of docs/kubernetes-rules.md on one watcher, without a hub. */
 class CacheWatcherTest {
 
   private static final Duration NO_WAIT = Duration.ZERO;

@@ -23,10 +23,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/**
- * The watch rules of docs/watch.md that need the hub (shared budget, periodic bookmarks, start version), with a
- * hand-moved clock and explicit timer ticks.
- */
+/** The watch fan-out rules of docs/kubernetes-rules.md (time budget, bookmarks, initial events) through the hub, with a hand-moved clock and explicit timer ticks. */
 class WatchHubTest {
 
   private static final Duration NO_WAIT = Duration.ZERO;

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 /**
  * API server faults against the ttl strategy with the client the {@code nodelet-kube} service builds and
  * {@value #OBJECTS} referenced objects; the test moves the clock past the time-to-live. As the kubelet's TTL store
- * does, a copy past its time-to-live is served while the API server cannot be reached and asked again on
+ * (docs/kubernetes-rules.md, TTL strategy), a copy past its time-to-live is served while the API server cannot be reached and asked again on
  * the next get; with nothing cached the get fails. Either way a get with the API server down answers at once: the
  * client makes no retries of its own (fabric8's default, 10 retries with exponential backoff, would hold a get ~20 s).
  * The figures measured are logged for {@code docs/reliability.md}.

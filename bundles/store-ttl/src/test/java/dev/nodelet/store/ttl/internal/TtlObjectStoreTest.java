@@ -30,7 +30,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The kubelet's TTL store rules against the embedded API server, with a clock the test moves. */
+/** The TTL strategy rules of docs/kubernetes-rules.md against the embedded API server, with a clock the test moves. */
 class TtlObjectStoreTest {
 
   private static final Duration TTL = Duration.ofMinutes(1);

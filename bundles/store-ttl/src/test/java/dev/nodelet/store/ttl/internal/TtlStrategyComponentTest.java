@@ -15,6 +15,8 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Instant;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -138,5 +140,17 @@ class TtlStrategyComponentTest {
       assertThat(fetches()).as("TTL 0 fetches on every get").isEqualTo(before + 2);
       assertThat(server.openWatches("nodes")).isZero();
     }
+  }
+
+  /** The component's stores pass the last access through, so that nodelet:objects shows when a get last asked. */
+  @Test
+  void aStoreTellsItsLastAccess() {
+    ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+    store.addReference("ns", "a", "pod-1");
+    assertThat(store.lastAccess("ns", "a")).isEmpty();
+    Instant before = Instant.now();
+    store.get("ns", "a");
+    assertThat(store.lastAccess("ns", "a")).hasValueSatisfying(at -> assertThat(at).isAfterOrEqualTo(before));
+    store.close();
   }
 }

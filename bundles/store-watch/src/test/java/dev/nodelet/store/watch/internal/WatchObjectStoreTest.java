@@ -25,7 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The watch store's rules against the embedded API server, with a clock the test moves and the idle sweep called by hand. */
+/** The watch strategy rules of docs/kubernetes-rules.md against the embedded API server, with a clock the test moves and the idle sweep called by hand. */
 class WatchObjectStoreTest {
 
   private static final Duration MAX_IDLE = Duration.ofMinutes(5);

@@ -17,6 +17,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -135,5 +137,23 @@ class WatchStrategyComponentTest {
         .isEqualTo(Duration.ofSeconds(450));
     assertThat(WatchStoreStrategy.builder(client).resyncInterval(Duration.ofSeconds(10)).maxIdleTime())
         .isEqualTo(Duration.ofMinutes(1));
+  }
+
+  /** The component's stores pass the last access through (to the second), so that nodelet:objects shows it. */
+  @Test
+  void aStoreTellsItsLastAccess() {
+    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+        .endMetadata().build()).create();
+    WatchStrategyComponent component = new WatchStrategyComponent(client, config(Map.of()));
+    try {
+      ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+      assertThat(store.lastAccess("ns", "c")).isEmpty();
+      store.addReference("ns", "c", "pod-1");
+      Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+      store.get("ns", "c");
+      assertThat(store.lastAccess("ns", "c")).hasValueSatisfying(at -> assertThat(at).isAfterOrEqualTo(before));
+    } finally {
+      component.deactivate();
+    }
   }
 }
