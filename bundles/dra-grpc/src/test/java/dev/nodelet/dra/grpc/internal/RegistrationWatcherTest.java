@@ -236,7 +236,7 @@ class RegistrationWatcherTest {
         Snapshots.sending(Snapshots.devices("pool", 1))));
     RecordingListener listener = subscribe(driver);
     await().until(() -> listener.snapshots.size() == 1);
-    GrpcDraDriver registered = published.get(driver.registrationSocket);
+    RegisteredDriver registered = published.get(driver.registrationSocket);
     assertThat(registered.unreachableFor(System.nanoTime())).isZero();
 
     driver.killEndpoint();
