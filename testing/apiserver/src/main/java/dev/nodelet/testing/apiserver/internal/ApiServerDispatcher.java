@@ -48,9 +48,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private static final String NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"; // as the apiserver's generateName
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final String OBSERVE_PATH = "/nodelet-testing/";
-  private static final Map<String, String> KNOWN_KINDS = Map.of(
-      "pods", "Pod", "configmaps", "ConfigMap", "secrets", "Secret", "nodes", "Node", "namespaces", "Namespace",
-      "resourceslices", "ResourceSlice", "services", "Service", "events", "Event", "leases", "Lease");
 
   private record Event(long resourceVersion, AttributeSet oldAttributes, AttributeSet newAttributes,
       String object) {
@@ -64,7 +61,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private long compactedResourceVersion; // guarded by eventLock: events up to here are gone
   private volatile long currentResourceVersion;
   private final Set<WatchSession> watches = ConcurrentHashMap.newKeySet();
-  private final Map<String, String> kinds = new ConcurrentHashMap<>(KNOWN_KINDS);
   private final KubernetesAttributesExtractor extractor = new KubernetesAttributesExtractor();
   private final Faults faults = new Faults();
   private final Authorizer authorizer;
@@ -746,9 +742,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     attributes = AttributeSet.merge(pathAttributes, attributes);
     String resource = String.valueOf(pathAttributes.getAttribute(KubernetesAttributesExtractor.PLURAL)
         .getValues().iterator().next());
-    if (object.getKind() != null) {
-      kinds.putIfAbsent(resource, object.getKind());
-    }
     return AttributeSet.merge(attributes, Fields.attributes(resource, object));
   }
 
@@ -845,7 +838,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
 
   private String bookmark(WatchSession session, boolean initialEventsEnd) {
     long rv = Math.max(currentResourceVersion, session.resumeAfter == null ? 0 : session.resumeAfter);
-    String kind = kinds.getOrDefault(session.request.resource(), "Unknown");
+    String kind = Resources.find(session.request.apiVersion(), session.request.resource()).map(Resource::kind)
+        .orElse("Unknown");
     String annotations = initialEventsEnd ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "";
     return "{\"kind\":\"" + kind + "\",\"apiVersion\":\"" + session.request.apiVersion()
         + "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\"" + annotations + "}}";

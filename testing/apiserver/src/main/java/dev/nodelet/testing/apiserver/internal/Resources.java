@@ -35,10 +35,6 @@ final class Resources {
     String apiVersion() {
       return group.isEmpty() ? version : group + "/" + version;
     }
-
-    String groupVersion() {
-      return apiVersion();
-    }
   }
 
   static final List<Resource> ALL = List.of(
