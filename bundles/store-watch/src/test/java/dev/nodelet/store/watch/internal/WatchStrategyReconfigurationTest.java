@@ -112,11 +112,13 @@ class WatchStrategyReconfigurationTest {
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
     await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
 
-    // the new sync wait is in force: an object whose first list cannot come in 1 ms fails fast
-    server.failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1, 500);
+    // the new sync wait is in force: an object whose list keeps failing fails after 1 ms (every list fails, so the
+    // verdict does not hang on which list the failure meets)
+    server.failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1_000, 500);
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("missing")
         .endConfigMap().endVolume().endSpec().build());
     assertThatThrownBy(() -> manager.get("ns", "missing")).isInstanceOf(CacheSyncException.class);
+    server.clearFailures();
   }
 }
