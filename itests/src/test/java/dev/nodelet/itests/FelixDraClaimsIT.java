@@ -1,20 +1,17 @@
 package dev.nodelet.itests;
 
+import static dev.nodelet.itests.DraClaimsFixture.cdi;
+import static dev.nodelet.itests.DraClaimsFixture.createPod;
+import static dev.nodelet.itests.DraClaimsFixture.info;
+import static dev.nodelet.itests.DraClaimsFixture.state;
 import static org.awaitility.Awaitility.await;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimStatus;
-import dev.nodelet.dra.claims.ContainerDevices;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Hashtable;
@@ -72,7 +69,7 @@ public class FelixDraClaimsIT extends NodeletTestSupport {
       // a new kube configuration replaces the client: retry until the one that stays answers
       AtomicReference<Pod> firstPod = new AtomicReference<>();
       await().atMost(WAIT).ignoreExceptions().until(() -> {
-        firstPod.set(createPod(client.await(), "claims-pod-1", "claim-1", "dev-0"));
+        firstPod.set(createPod(client.await(), DRIVER, POOL, "claims-pod-1", "claim-1", "dev-0"));
         return true;
       });
       KubernetesClient kube = client.await();
@@ -86,7 +83,7 @@ public class FelixDraClaimsIT extends NodeletTestSupport {
       Bundle driverBundle = Stream.of(bundleContext.getBundles())
           .filter(b -> DRIVER_BUNDLE.equals(b.getSymbolicName())).findFirst().orElseThrow();
       driverBundle.stop();
-      Pod second = createPod(kube, "claims-pod-2", "claim-2", "dev-1");
+      Pod second = createPod(kube, DRIVER, POOL, "claims-pod-2", "claim-2", "dev-1");
       await().atMost(WAIT).until(() -> Optional.ofNullable(info(status.await(), "claim-2")).map(ClaimInfo::error)
           .orElse("").contains(DRIVER));
       driverBundle.start();
@@ -97,42 +94,5 @@ public class FelixDraClaimsIT extends NodeletTestSupport {
       kube.resource(second).delete();
       await().atMost(WAIT).until(() -> status.await().claims().isEmpty());
     }
-  }
-
-  private static Pod createPod(KubernetesClient kube, String pod, String claim, String device) {
-    Pod created = kube.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
-        .withNamespace("default").withName(pod).endMetadata().withNewSpec().withNodeName(NODE_NAME)
-        .addNewResourceClaim().withName("gpu").withResourceClaimName(claim).endResourceClaim()
-        .addToContainers(new ContainerBuilder().withName("main").withImage("busybox").withNewResources()
-            .addNewClaim().withName("gpu").endClaim().endResources().build())
-        .endSpec().build()).createOr(NonDeletingOperation::update);
-    ResourceClaim made = kube.resources(ResourceClaim.class).inNamespace("default").resource(
-        new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(claim).endMetadata()
-            .withNewSpec().withNewDevices().addNewRequest().withName("gpu").withNewExactly()
-            .withDeviceClassName("gpu.example.com").endExactly().endRequest().endDevices().endSpec().build())
-        .createOr(NonDeletingOperation::update);
-    made.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
-        .withDriver(DRIVER).withPool(POOL).withDevice(device).withRequest("gpu").endResult().endDevices()
-        .endAllocation().addNewReservedFor().withResource("pods").withName(pod)
-        .withUid(created.getMetadata().getUid()).endReservedFor().build());
-    kube.resources(ResourceClaim.class).inNamespace("default").resource(made).updateStatus();
-    // the claim is allocated after the pod was bound: the pod's next update brings the claim manager back to it
-    kube.pods().inNamespace("default").withName(pod).edit(p -> new PodBuilder(p).editMetadata()
-        .addToLabels("allocated", "true").endMetadata().build());
-    return created;
-  }
-
-  private static ClaimInfo info(ClaimStatus status, String claim) {
-    return status.claims().stream().filter(c -> c.name().equals(claim)).findFirst().orElse(null);
-  }
-
-  private static ClaimInfo.State state(ClaimStatus status, String claim) {
-    ClaimInfo info = info(status, claim);
-    return info == null ? null : info.state();
-  }
-
-  private static List<String> cdi(ClaimStatus status, String pod) {
-    return status.containers().stream().filter(c -> c.podName().equals(pod)).findFirst()
-        .map(ContainerDevices::cdiDeviceIds).orElse(List.of());
   }
 }

@@ -15,22 +15,16 @@ import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.io.File;
 import java.io.IOException;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -90,7 +84,7 @@ class ExternalDriverProcessTest {
         server.clearWrites();
 
         // a change on the driver's side is one update
-        send(first, "5");
+        ExampleProcesses.send(first, "5");
         await().until(() -> devices(client) == 5);
         assertThat(sliceWrites(server)).extracting(RecordedWrite::verb).containsExactly(Verb.UPDATE);
         server.clearWrites();
@@ -115,7 +109,7 @@ class ExternalDriverProcessTest {
 
   private Process startDriver(Path registry, Path plugins, int devices) throws IOException {
     Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", exampleClasspath(), "dev.nodelet.examples.externaldriver.ExternalDriver",
+        "-cp", ExampleProcesses.classpath(), "dev.nodelet.examples.externaldriver.ExternalDriver",
         "--registry", registry.toString(), "--plugins", plugins.toString(), "--name", DRIVER,
         "--devices", String.valueOf(devices))
         .redirectErrorStream(true)
@@ -123,21 +117,6 @@ class ExternalDriverProcessTest {
         .start();
     processes.add(process);
     return process;
-  }
-
-  /** The test class path without this module's classes, so the child runs only the example and its libraries. */
-  private static String exampleClasspath() {
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    String own = Path.of("target").toAbsolutePath().toString();
-    return Arrays.stream(classpath.split(File.pathSeparator))
-        .filter(entry -> !Path.of(entry).toAbsolutePath().startsWith(own))
-        .collect(Collectors.joining(File.pathSeparator));
-  }
-
-  private static void send(Process process, String line) throws IOException {
-    Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-    in.write(line + "\n");
-    in.flush();
   }
 
   private static int devices(KubernetesClient client) {

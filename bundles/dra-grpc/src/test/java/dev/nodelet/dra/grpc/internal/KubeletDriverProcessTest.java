@@ -17,20 +17,14 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.io.File;
 import java.io.IOException;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -87,7 +81,7 @@ class KubeletDriverProcessTest {
       assertThat(manager.containers()).extracting(ContainerDevices::cdiDeviceIds)
           .containsExactly(List.of("k8s." + DRIVER + "/device=dev-0"));
       await().until(() -> health(manager, "dev-0") == DeviceHealth.Health.HEALTHY);
-      send(first, "unhealthy dev-0");
+      ExampleProcesses.send(first, "unhealthy dev-0");
       await().until(() -> health(manager, "dev-0") == DeviceHealth.Health.UNHEALTHY);
 
       first.destroyForcibly().waitFor();
@@ -139,7 +133,7 @@ class KubeletDriverProcessTest {
 
   private Process startDriver(EmbeddedApiServer server, Path registry, Path plugins, Path log) throws IOException {
     Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", exampleClasspath(), "dev.nodelet.examples.kubeletdriver.KubeletDriver",
+        "-cp", ExampleProcesses.classpath(), "dev.nodelet.examples.kubeletdriver.KubeletDriver",
         "--server", server.url(), "--node", NODE, "--registry", registry.toString(), "--plugins", plugins.toString(),
         "--name", DRIVER, "--devices", "2")
         .redirectErrorStream(true)
@@ -147,20 +141,5 @@ class KubeletDriverProcessTest {
         .start();
     processes.add(process);
     return process;
-  }
-
-  /** The test class path without this module's classes, so the child runs only the example and its libraries. */
-  private static String exampleClasspath() {
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    String own = Path.of("target").toAbsolutePath().toString();
-    return Arrays.stream(classpath.split(File.pathSeparator))
-        .filter(entry -> !Path.of(entry).toAbsolutePath().startsWith(own))
-        .collect(Collectors.joining(File.pathSeparator));
-  }
-
-  private static void send(Process process, String line) throws IOException {
-    Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-    in.write(line + "\n");
-    in.flush();
   }
 }
