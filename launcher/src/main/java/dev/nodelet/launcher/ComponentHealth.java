@@ -64,7 +64,7 @@ final class ComponentHealth {
           if (state == FAILED_ACTIVATION) {
             Object failure = field(configuration, "failure");
             problems.put(name, "component " + name + " (" + bundle + ") failed to activate: "
-                + firstLine(failure == null ? "no reason given" : failure.toString()));
+                + reason(failure == null ? "no reason given" : failure.toString()));
           } else if (state == UNSATISFIED_REFERENCE) {
             waitingNow.add(name);
             long since = waitingSince.computeIfAbsent(name, n -> now);
@@ -112,8 +112,17 @@ final class ComponentHealth {
     return field.get(dto);
   }
 
-  private static String firstLine(String text) {
-    int newline = text.indexOf('\n');
-    return (newline < 0 ? text : text.substring(0, newline)).trim();
+  /**
+   * The root cause of a failure as SCR gives it (a stack trace): the last "Caused by:" line, else the first line.
+   * Constructor injection wraps what the component threw in an InvocationTargetException.
+   */
+  static String reason(String failure) {
+    String reason = failure.lines().findFirst().orElse("").trim();
+    for (String line : (Iterable<String>) failure.lines()::iterator) {
+      if (line.startsWith("Caused by: ")) {
+        reason = line.substring("Caused by: ".length()).trim();
+      }
+    }
+    return reason;
   }
 }

@@ -337,6 +337,41 @@ class LauncherIT {
   }
 
   @Test
+  void aComponentThatFailsToActivateIsReportedAndHoldsReadiness() throws Exception {
+    Path file = Files.createDirectories(dir.resolve("etc")).resolve("dev.nodelet.dra.grpc.cfg");
+    Files.writeString(file, "unreachable.withdraw.seconds=-1\n");
+    Process process = launch();
+    try {
+      assertThat(awaitLine("nodelet: component dev.nodelet.dra.grpc.internal.GrpcDraComponent"))
+          .contains("(nodelet-dra-grpc) failed to activate").contains("unreachable.withdraw.seconds");
+      assertThat(awaitLine("Nodelet waiting: ")).contains("GrpcDraComponent");
+      assertThat(lines()).noneMatch(line -> line.startsWith(Main.READY));
+
+      Files.delete(file);
+      awaitLine("nodelet: component dev.nodelet.dra.grpc.internal.GrpcDraComponent is no longer failing");
+      awaitLine(Main.READY);
+      assertThat(lines().stream().filter(line -> line.startsWith("nodelet: component")
+          && line.contains("failed to activate")).count()).as("said once").isEqualTo(1);
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aStrategyTargetThatMatchesNoStrategyIsAnError() throws Exception {
+    Process process = launch();
+    try {
+      awaitLine(Main.READY);
+      Files.writeString(dir.resolve("etc").resolve("dev.nodelet.configmap.cfg"),
+          "strategy.target=(nodelet.strategy=bogus)\n");
+      assertThat(awaitLine("nodelet: dev.nodelet.configmap: strategy.target=(nodelet.strategy=bogus)"))
+          .contains("matches no strategy service (there are: get, ttl, watch)");
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
   void exitsNonZeroWhenTheApiPortIsTaken() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       Process process = launch("--api-port", String.valueOf(taken.getLocalPort()));

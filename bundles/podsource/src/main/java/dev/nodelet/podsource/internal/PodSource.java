@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.net.URL;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -117,9 +118,18 @@ final class PodSource implements AutoCloseable {
         deleted(pod);
       }
     });
-    // keep retrying with backoff, also when the first list fails
+    // keep retrying with backoff, also when the first list fails; the first failure is said once with the API
+    // server's address, the attempts after it only at debug level
+    URL url = client.getMasterUrl();
+    String server = url.getHost() + ":" + (url.getPort() < 0 ? url.getDefaultPort() : url.getPort());
+    AtomicInteger failures = new AtomicInteger();
     informer.exceptionHandler((started, error) -> {
-      LOG.debug("Watch of the pods of node {} failed, retrying: {}", nodeName, error.toString());
+      if (failures.incrementAndGet() == 1) {
+        LOG.warn("Cannot list and watch the pods of node {} on the API server at {} ({}); retrying with backoff",
+            nodeName, server, error.toString());
+      } else {
+        LOG.debug("Watch of the pods of node {} failed, retrying: {}", nodeName, error.toString());
+      }
       return true;
     });
     informer.start();
