@@ -9,6 +9,7 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -16,9 +17,9 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.time.Instant;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * With {@code manualTicks()}, time-driven work (the watch store's idle sweep, a manager's watch deadlines) happens
@@ -29,22 +30,19 @@ class ManualTicksTest {
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private final MutableClock clock = new MutableClock();
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private EmbeddedApiServer server;
   private KubernetesClient client;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
+    server = api.server();
+    client = api.client();
     client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
   }
 
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-  }
 
   @Test
   void anIdleWatchStopsWhenTheTestTicksAndNotBefore() {

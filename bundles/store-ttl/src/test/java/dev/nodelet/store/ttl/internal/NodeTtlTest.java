@@ -1,5 +1,6 @@
 package dev.nodelet.store.ttl.internal;
 
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,30 +9,27 @@ import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The node's time-to-live follows its annotation, and closing never leaves a watch on the API server. */
 class NodeTtlTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private EmbeddedApiServer server;
   private KubernetesClient client;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
+    server = api.server();
+    client = api.client();
     annotate("30");
   }
 
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-  }
 
   private void annotate(String seconds) {
     client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1")

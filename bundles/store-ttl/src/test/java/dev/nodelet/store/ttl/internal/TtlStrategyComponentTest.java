@@ -8,6 +8,7 @@ import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -20,6 +21,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /**
@@ -29,6 +31,8 @@ import org.osgi.util.converter.Converters;
  */
 class TtlStrategyComponentTest {
 
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private EmbeddedApiServer server;
   private KubernetesClient client;
   private TtlStrategyComponent component;
@@ -47,8 +51,8 @@ class TtlStrategyComponentTest {
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
+    server = api.server();
+    client = api.client();
     client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build()).create();
     client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
@@ -58,8 +62,6 @@ class TtlStrategyComponentTest {
   @AfterEach
   void stop() {
     component.deactivate();
-    client.close();
-    server.close();
   }
 
   private static TtlStrategyConfiguration config(Map<String, Object> properties) {

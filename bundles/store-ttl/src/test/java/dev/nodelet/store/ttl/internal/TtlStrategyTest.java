@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.LogCapture;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
@@ -20,9 +21,9 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /** The time-to-live in effect: the node's annotation when it parses, else the default; and the component. */
@@ -31,22 +32,19 @@ class TtlStrategyTest {
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private final MutableClock clock = new MutableClock();
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private EmbeddedApiServer server;
   private KubernetesClient client;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
+    server = api.server();
+    client = api.client();
     client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
   }
 
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-  }
 
   private void annotateNode(String value) {
     NodeBuilder node = new NodeBuilder().withNewMetadata().withName("node-1").endMetadata();

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -18,17 +19,21 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /**
  * Configuration of the watch strategy component, with a ConfigMap manager that takes a fresh store of it whenever
- * its service properties change, as the managers' components do: an invalid change is refused with the key named and nothing moves; a valid one is taken by the manager
- * through a fresh store and the old strategy stops its watches with its last store.
+ * its service properties change, as the managers' components do: an invalid change is refused with the key named
+ * and nothing moves; a valid one is taken by the manager through a fresh store and the old strategy stops its
+ * watches with its last store.
  */
 class WatchStrategyReconfigurationTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30);
 
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private EmbeddedApiServer server;
   private KubernetesClient client;
   private WatchStrategyComponent watch;
@@ -36,8 +41,8 @@ class WatchStrategyReconfigurationTest {
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
+    server = api.server();
+    client = api.client();
     client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
     watch = new WatchStrategyComponent(client, config(Map.of()));
@@ -52,8 +57,6 @@ class WatchStrategyReconfigurationTest {
   void stop() {
     manager.close();
     watch.deactivate();
-    client.close();
-    server.close();
   }
 
   private static WatchStrategyConfiguration config(Map<String, Object> properties) {
