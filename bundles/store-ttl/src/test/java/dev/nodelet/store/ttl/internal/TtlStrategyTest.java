@@ -11,12 +11,10 @@ import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.LogCapture;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -34,28 +32,23 @@ class TtlStrategyTest {
   private final MutableClock clock = new MutableClock();
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
 
   @BeforeEach
   void start() {
-    server = api.server();
-    client = api.client();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
   }
-
 
   private void annotateNode(String value) {
     NodeBuilder node = new NodeBuilder().withNewMetadata().withName("node-1").endMetadata();
     if (value != null) {
       node.editMetadata().addToAnnotations(TtlStoreStrategy.TTL_ANNOTATION, value).endMetadata();
     }
-    client.nodes().resource(node.build()).createOr(e -> e.update());
+    api.client().nodes().resource(node.build()).createOr(e -> e.update());
   }
 
   private long fetches() {
-    return server.requestCount(Verb.GET, "configmaps");
+    return api.server().requestCount(Verb.GET, "configmaps");
   }
 
   /** True if a get a moment (just under {@code age}) after a fetch answers from the cache. */
@@ -85,7 +78,7 @@ class TtlStrategyTest {
   @Test
   void theNodeAnnotationSetsTheTtl() {
     annotateNode("0");
-    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock).nodeName("node-1").build()) {
+    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock).nodeName("node-1").build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       // "0": every get fetches, even without the clock moving
@@ -110,19 +103,19 @@ class TtlStrategyTest {
       await().atMost(WAIT).until(() -> freshFor(store, Duration.ofSeconds(60)));
       assertThat(freshFor(store, Duration.ofSeconds(61))).isFalse();
     }
-    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+    await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 0);
   }
 
   @Test
   void withoutANodeNameTheDefaultHolds() {
     annotateNode("0");
-    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock)
+    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock)
         .defaultTtl(Duration.ofSeconds(20)).build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       assertThat(freshFor(store, Duration.ofSeconds(20))).isTrue();
       assertThat(freshFor(store, Duration.ofSeconds(21))).isFalse();
-      assertThat(server.openWatches("nodes")).isZero();
+      assertThat(api.server().openWatches("nodes")).isZero();
     }
   }
 
@@ -150,7 +143,7 @@ class TtlStrategyTest {
       }
     };
     // the component runs on the system clock: an hour is fresh, 0 never is
-    TtlStrategyComponent component = new TtlStrategyComponent(client, node, Converters.standardConverter()
+    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, Converters.standardConverter()
         .convert(Map.of("default.ttl.seconds", 3600)).to(TtlStrategyConfiguration.class));
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
@@ -170,7 +163,7 @@ class TtlStrategyTest {
       before = fetches();
       store.get("ns", "a");
       assertThat(fetches()).isEqualTo(before + 1);
-      assertThat(server.openWatches("nodes")).isZero();
+      assertThat(api.server().openWatches("nodes")).isZero();
     } finally {
       component.deactivate();
     }
@@ -181,7 +174,7 @@ class TtlStrategyTest {
   void anAnnotationBeyondAYearIsCappedWithAWarningNamingNodeAndValue() {
     annotateNode("40000000000000000");
     try (LogCapture log = new LogCapture();
-        TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock).nodeName("node-1").build()) {
+        TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock).nodeName("node-1").build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       await().atMost(WAIT).until(() -> freshForAYear(store));
@@ -193,7 +186,7 @@ class TtlStrategyTest {
   @Test
   void aDefaultBeyondAYearIsCappedWithAWarning() {
     try (LogCapture log = new LogCapture();
-        TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock)
+        TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock)
             .defaultTtl(Duration.ofSeconds(Long.MAX_VALUE)).build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
@@ -205,7 +198,7 @@ class TtlStrategyTest {
 
   @Test
   void aNegativeDefaultIsNamed() {
-    assertThatThrownBy(() -> new TtlStrategyComponent(client, null,
+    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), null,
         Converters.standardConverter().convert(Map.of("default.ttl.seconds", -1, "use.node.ttl.annotation", false))
             .to(TtlStrategyConfiguration.class)))
         .isInstanceOf(IllegalArgumentException.class)

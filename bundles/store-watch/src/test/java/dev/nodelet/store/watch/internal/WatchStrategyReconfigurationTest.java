@@ -9,11 +9,9 @@ import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -34,19 +32,15 @@ class WatchStrategyReconfigurationTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
   private WatchStrategyComponent watch;
   private SwitchableObjectManager<ConfigMap> manager;
 
   @BeforeEach
   void start() {
-    server = api.server();
-    client = api.client();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(client, config(Map.of()));
-    manager = ObjectManager.configMaps(client).build();
+    watch = new WatchStrategyComponent(api.client(), config(Map.of()));
+    manager = ObjectManager.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
@@ -65,21 +59,22 @@ class WatchStrategyReconfigurationTest {
 
   @Test
   void activationWithAnInvalidValueFailsNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("sync.wait.millis", 3_600_000))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("sync.wait.millis", 3_600_000))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("resync.interval.seconds", "often"))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(),
+        config(Map.of("resync.interval.seconds", "often"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
     // what the builder refuses by itself keeps the builder's message
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("sync.wait.millis", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("sync.wait.millis", 0))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
   }
 
   @Test
   void invalidChangesAreRefusedAndNothingMoves() {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     WatchStrategyComponent.Settings good = watch.settings();
     WatchStoreStrategy first = watch.strategy();
 
@@ -95,13 +90,13 @@ class WatchStrategyReconfigurationTest {
       assertThat(watch.strategy()).isSameAs(first);
       assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     }
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
   }
 
   @Test
   void aValidChangeIsTakenThroughAFreshStoreAndTheOldStrategyStops() {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
 
     WatchStoreStrategy old = watch.strategy();
     Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
@@ -112,11 +107,11 @@ class WatchStrategyReconfigurationTest {
     manager.useStrategy("watch", watch);
     await().atMost(WAIT).until(old::isClosed);
     assertThat(watch.strategy().openStores()).isEqualTo(1);
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
 
     // the new sync wait is in force: an object whose first list cannot come in 1 ms fails fast
-    server.failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1, 500);
+    api.server().failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1, 500);
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("missing")
         .endConfigMap().endVolume().endSpec().build());
