@@ -1,9 +1,8 @@
 package dev.nodelet.objectcache;
 
-import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvFromSource;
 import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EphemeralContainer;
+import io.fabric8.kubernetes.api.model.EnvVarSource;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -16,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -84,48 +84,18 @@ public final class ReferencedNames {
     if (spec == null) {
       return names.result();
     }
-    List<LocalObjectReference> pullSecrets = list(spec.getImagePullSecrets());
-    for (int i = 0; i < pullSecrets.size(); i++) {
-      int at = i;
-      LocalObjectReference pullSecret = pullSecrets.get(i);
-      if (pullSecret == null) {
-        names.problem(() -> "spec.imagePullSecrets[" + at + "] is null");
-      } else {
-        names.add(pullSecret.getName(), () -> "spec.imagePullSecrets[" + at + "].name");
+    each(spec.getImagePullSecrets(), () -> "spec.imagePullSecrets", names,
+        (pullSecret, at) -> names.add(pullSecret.getName(), () -> at.get() + ".name"));
+    visitEnv(spec, names, (source, at) -> {
+      if (source.getSecretRef() != null) {
+        names.add(source.getSecretRef().getName(), () -> at.get() + ".secretRef.name");
       }
-    }
-    visitEnv(spec, names, (envFrom, env, container) -> {
-      for (int j = 0; j < envFrom.size(); j++) {
-        int at = j;
-        EnvFromSource source = envFrom.get(j);
-        if (source == null) {
-          names.problem(() -> container.get() + ".envFrom[" + at + "] is null");
-        } else if (source.getSecretRef() != null) {
-          names.add(source.getSecretRef().getName(),
-              () -> container.get() + ".envFrom[" + at + "].secretRef.name");
-        }
-      }
-      for (int j = 0; j < env.size(); j++) {
-        int at = j;
-        EnvVar var = env.get(j);
-        if (var == null) {
-          names.problem(() -> container.get() + ".env[" + at + "] is null");
-        } else if (var.getValueFrom() != null && var.getValueFrom().getSecretKeyRef() != null) {
-          names.add(var.getValueFrom().getSecretKeyRef().getName(),
-              () -> container.get() + ".env[" + at + "].valueFrom.secretKeyRef.name");
-        }
+    }, (valueFrom, at) -> {
+      if (valueFrom.getSecretKeyRef() != null) {
+        names.add(valueFrom.getSecretKeyRef().getName(), () -> at.get() + ".valueFrom.secretKeyRef.name");
       }
     });
-    List<Volume> volumes = list(spec.getVolumes());
-    for (int i = 0; i < volumes.size(); i++) {
-      int at = i;
-      Volume volume = volumes.get(i);
-      if (volume == null) {
-        names.problem(() -> "spec.volumes[" + at + "] is null");
-      } else {
-        visitSecretVolume(volume, () -> "spec.volumes[" + at + "]", names);
-      }
-    }
+    each(spec.getVolumes(), () -> "spec.volumes", names, (volume, at) -> visitSecretVolume(volume, at, names));
     return names.result();
   }
 
@@ -136,50 +106,26 @@ public final class ReferencedNames {
     if (spec == null) {
       return names.result();
     }
-    visitEnv(spec, names, (envFrom, env, container) -> {
-      for (int j = 0; j < envFrom.size(); j++) {
-        int at = j;
-        EnvFromSource source = envFrom.get(j);
-        if (source == null) {
-          names.problem(() -> container.get() + ".envFrom[" + at + "] is null");
-        } else if (source.getConfigMapRef() != null) {
-          names.add(source.getConfigMapRef().getName(),
-              () -> container.get() + ".envFrom[" + at + "].configMapRef.name");
-        }
+    visitEnv(spec, names, (source, at) -> {
+      if (source.getConfigMapRef() != null) {
+        names.add(source.getConfigMapRef().getName(), () -> at.get() + ".configMapRef.name");
       }
-      for (int j = 0; j < env.size(); j++) {
-        int at = j;
-        EnvVar var = env.get(j);
-        if (var == null) {
-          names.problem(() -> container.get() + ".env[" + at + "] is null");
-        } else if (var.getValueFrom() != null && var.getValueFrom().getConfigMapKeyRef() != null) {
-          names.add(var.getValueFrom().getConfigMapKeyRef().getName(),
-              () -> container.get() + ".env[" + at + "].valueFrom.configMapKeyRef.name");
-        }
+    }, (valueFrom, at) -> {
+      if (valueFrom.getConfigMapKeyRef() != null) {
+        names.add(valueFrom.getConfigMapKeyRef().getName(), () -> at.get() + ".valueFrom.configMapKeyRef.name");
       }
     });
-    List<Volume> volumes = list(spec.getVolumes());
-    for (int i = 0; i < volumes.size(); i++) {
-      int at = i;
-      Volume volume = volumes.get(i);
-      if (volume == null) {
-        names.problem(() -> "spec.volumes[" + at + "] is null");
-      } else if (volume.getProjected() != null) {
-        List<VolumeProjection> sources = list(volume.getProjected().getSources());
-        for (int k = 0; k < sources.size(); k++) {
-          int source = k;
-          VolumeProjection projection = sources.get(k);
-          if (projection == null) {
-            names.problem(() -> "spec.volumes[" + at + "].projected.sources[" + source + "] is null");
-          } else if (projection.getConfigMap() != null) {
-            names.add(projection.getConfigMap().getName(),
-                () -> "spec.volumes[" + at + "].projected.sources[" + source + "].configMap.name");
+    each(spec.getVolumes(), () -> "spec.volumes", names, (volume, at) -> {
+      if (volume.getProjected() != null) {
+        visitProjections(volume, at, names, (projection, source) -> {
+          if (projection.getConfigMap() != null) {
+            names.add(projection.getConfigMap().getName(), () -> source.get() + ".configMap.name");
           }
-        }
+        });
       } else if (volume.getConfigMap() != null) {
-        names.add(volume.getConfigMap().getName(), () -> "spec.volumes[" + at + "].configMap.name");
+        names.add(volume.getConfigMap().getName(), () -> at.get() + ".configMap.name");
       }
-    }
+    });
     return names.result();
   }
 
@@ -194,17 +140,11 @@ public final class ReferencedNames {
     } else if (volume.getFlexVolume() != null) {
       names.addRef(volume.getFlexVolume().getSecretRef(), () -> at.get() + ".flexVolume.secretRef");
     } else if (volume.getProjected() != null) {
-      List<VolumeProjection> sources = list(volume.getProjected().getSources());
-      for (int k = 0; k < sources.size(); k++) {
-        int source = k;
-        VolumeProjection projection = sources.get(k);
-        if (projection == null) {
-          names.problem(() -> at.get() + ".projected.sources[" + source + "] is null");
-        } else if (projection.getSecret() != null) {
-          names.add(projection.getSecret().getName(),
-              () -> at.get() + ".projected.sources[" + source + "].secret.name");
+      visitProjections(volume, at, names, (projection, source) -> {
+        if (projection.getSecret() != null) {
+          names.add(projection.getSecret().getName(), () -> source.get() + ".secret.name");
         }
-      }
+      });
     } else if (volume.getRbd() != null) {
       names.addRef(volume.getRbd().getSecretRef(), () -> at.get() + ".rbd.secretRef");
     } else if (volume.getSecret() != null) {
@@ -220,34 +160,48 @@ public final class ReferencedNames {
     }
   }
 
-  private interface EnvVisitor {
-    /** One container's env sources; {@code container} gives its field path, e.g. {@code spec.containers[2]}. */
-    void visit(List<EnvFromSource> envFrom, List<EnvVar> env, Supplier<String> container);
+  private static void visitProjections(Volume volume, Supplier<String> at, Names names,
+      BiConsumer<VolumeProjection, Supplier<String>> visit) {
+    each(volume.getProjected().getSources(), () -> at.get() + ".projected.sources", names, visit);
   }
 
-  private static void visitEnv(PodSpec spec, Names names, EnvVisitor visitor) {
-    visitContainers("spec.initContainers", list(spec.getInitContainers()), names, visitor);
-    visitContainers("spec.containers", list(spec.getContainers()), names, visitor);
-    List<EphemeralContainer> ephemeral = list(spec.getEphemeralContainers());
-    for (int i = 0; i < ephemeral.size(); i++) {
-      int at = i;
-      EphemeralContainer c = ephemeral.get(i);
-      if (c == null) {
-        names.problem(() -> "spec.ephemeralContainers[" + at + "] is null");
-      } else {
-        visitor.visit(list(c.getEnvFrom()), list(c.getEnv()), () -> "spec.ephemeralContainers[" + at + "]");
+  /**
+   * Visits the env sources of every container (init, regular, ephemeral): each {@code envFrom[]} entry, and the
+   * {@code valueFrom} of each {@code env[]} entry that has one; each with its field path.
+   */
+  private static void visitEnv(PodSpec spec, Names names, BiConsumer<EnvFromSource, Supplier<String>> envFrom,
+      BiConsumer<EnvVarSource, Supplier<String>> valueFrom) {
+    each(spec.getInitContainers(), () -> "spec.initContainers", names,
+        (c, at) -> visitContainerEnv(c.getEnvFrom(), c.getEnv(), at, names, envFrom, valueFrom));
+    each(spec.getContainers(), () -> "spec.containers", names,
+        (c, at) -> visitContainerEnv(c.getEnvFrom(), c.getEnv(), at, names, envFrom, valueFrom));
+    each(spec.getEphemeralContainers(), () -> "spec.ephemeralContainers", names,
+        (c, at) -> visitContainerEnv(c.getEnvFrom(), c.getEnv(), at, names, envFrom, valueFrom));
+  }
+
+  private static void visitContainerEnv(List<EnvFromSource> sources, List<EnvVar> vars, Supplier<String> container,
+      Names names, BiConsumer<EnvFromSource, Supplier<String>> envFrom,
+      BiConsumer<EnvVarSource, Supplier<String>> valueFrom) {
+    each(sources, () -> container.get() + ".envFrom", names, envFrom);
+    each(vars, () -> container.get() + ".env", names, (var, at) -> {
+      if (var.getValueFrom() != null) {
+        valueFrom.accept(var.getValueFrom(), at);
       }
-    }
+    });
   }
 
-  private static void visitContainers(String field, List<Container> containers, Names names, EnvVisitor visitor) {
-    for (int i = 0; i < containers.size(); i++) {
-      int at = i;
-      Container c = containers.get(i);
-      if (c == null) {
-        names.problem(() -> field + "[" + at + "] is null");
+  /** Visits each element of a list field with its path, e.g. {@code spec.volumes[2]}; a null element is a problem. */
+  private static <E> void each(List<E> elements, Supplier<String> field, Names names,
+      BiConsumer<? super E, Supplier<String>> visit) {
+    List<E> all = list(elements);
+    for (int i = 0; i < all.size(); i++) {
+      int index = i;
+      Supplier<String> at = () -> field.get() + "[" + index + "]";
+      E element = all.get(i);
+      if (element == null) {
+        names.problem(() -> at.get() + " is null");
       } else {
-        visitor.visit(list(c.getEnvFrom()), list(c.getEnv()), () -> field + "[" + at + "]");
+        visit.accept(element, at);
       }
     }
   }

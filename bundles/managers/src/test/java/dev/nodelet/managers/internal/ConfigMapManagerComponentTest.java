@@ -10,15 +10,14 @@ import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,29 +31,28 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 class ConfigMapManagerComponentTest {
 
   private static final String SELECTOR = "metadata.name=settings";
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private WatchStoreStrategy watch;
   private TtlStoreStrategy ttl;
   private ConfigMapManagerComponent component;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    watch = WatchStoreStrategy.builder(client).build();
-    ttl = TtlStoreStrategy.builder(client).build();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("settings")
+    watch = WatchStoreStrategy.builder(api.client()).build();
+    ttl = TtlStoreStrategy.builder(api.client()).build();
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("settings")
         .endMetadata().addToData("mode", "fast").build()).create();
     ManagerConfiguration config = Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class);
-    component = new ConfigMapManagerComponent(client, config);
+    component = new ConfigMapManagerComponent(api.client(), config);
   }
 
   @AfterEach
@@ -62,8 +60,6 @@ class ConfigMapManagerComponentTest {
     component.deactivate();
     watch.close();
     ttl.close();
-    client.close();
-    server.close();
   }
 
   private static Map<String, Object> properties(String strategy, long id) {
@@ -87,9 +83,9 @@ class ConfigMapManagerComponentTest {
   @Test
   void theBuiltInGetAnswersUntilAStrategyIsBound() {
     assertThat(component.strategy()).isEqualTo("get (built-in)");
-    long gets = server.requestCount(Verb.GET, "configmaps");
+    long gets = api.server().requestCount(Verb.GET, "configmaps");
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
-    assertThat(server.requestCount(Verb.GET, "configmaps")).isEqualTo(gets + 1);
+    assertThat(api.server().requestCount(Verb.GET, "configmaps")).isEqualTo(gets + 1);
   }
 
   @Test
@@ -97,7 +93,7 @@ class ConfigMapManagerComponentTest {
     component.registerPod(pod("p", "u1"));
     component.addStrategy(watch, properties("watch", 1));
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 1);
     assertThatThrownBy(() -> component.getConfigMap("ns", "other"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"other\" not registered");
 
@@ -105,7 +101,7 @@ class ConfigMapManagerComponentTest {
     component.addStrategy(ttl, properties("ttl", 2));
     component.removeStrategy(watch, properties("watch", 1));
     assertThat(component.strategy()).isEqualTo("ttl");
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 0);
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
 
     component.removeStrategy(ttl, properties("ttl", 2));
@@ -156,13 +152,13 @@ class ConfigMapManagerComponentTest {
   @Test
   void registeringNeverWaitsForTheApiServer() {
     component.addStrategy(watch, properties("watch", 1));
-    server.delayResponses(Duration.ofSeconds(3));
+    api.server().delayResponses(Duration.ofSeconds(3));
     long start = System.nanoTime();
     component.registerPod(pod("p", "u1"));
     component.registerPod(pod("q", "u2"));
     component.unregisterPod(pod("p", "u1"));
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(500));
-    server.delayResponses(Duration.ZERO);
+    api.server().delayResponses(Duration.ZERO);
   }
 
   @Test
@@ -172,7 +168,7 @@ class ConfigMapManagerComponentTest {
     component.getConfigMap("ns", "settings");
     Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build());
     component.deactivate();
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 0);
     assertThatThrownBy(() -> component.getConfigMap("ns", "settings"))
         .isInstanceOf(IllegalStateException.class).hasMessage("the configmaps manager is closed");
     assertThat(events.poll(Duration.ZERO)).isNull();
@@ -190,7 +186,7 @@ class ConfigMapManagerComponentTest {
   }
 
   private String update(String mode) {
-    return client.configMaps().inNamespace("ns").withName("settings")
+    return api.client().configMaps().inNamespace("ns").withName("settings")
         .edit(c -> new ConfigMapBuilder(c).addToData("mode", mode).build()).getMetadata().getResourceVersion();
   }
 
@@ -198,13 +194,13 @@ class ConfigMapManagerComponentTest {
   void withTheWatchStrategyAWatchSeesEveryChangeOfAReferencedObject() throws InterruptedException {
     component.addStrategy(watch, properties("watch", 1));
     try (Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
-      String created = client.configMaps().inNamespace("ns").withName("settings").get().getMetadata()
+      String created = api.client().configMaps().inNamespace("ns").withName("settings").get().getMetadata()
           .getResourceVersion();
       component.registerPod(pod("p", "u1"));
       assertThat(next(events)).isEqualTo("ADDED settings@" + created);
       String updated = update("slow");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + updated);
-      client.configMaps().inNamespace("ns").withName("settings").delete();
+      api.client().configMaps().inNamespace("ns").withName("settings").delete();
       assertThat(next(events)).startsWith("DELETED settings@");
       assertThat(events.isEnded()).isFalse();
     }
@@ -212,7 +208,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void withTheTtlStrategyAWatchSeesWhatFetchesFind() throws InterruptedException {
-    try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(client).defaultTtl(Duration.ZERO).build();
+    try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(api.client()).defaultTtl(Duration.ZERO).build();
         Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
       component.addStrategy(everyGet, properties("ttl", 1));
       component.registerPod(pod("p", "u1"));
@@ -228,7 +224,7 @@ class ConfigMapManagerComponentTest {
   @Test
   void aWatchSurvivesStrategySwaps() throws InterruptedException {
     component.addStrategy(watch, properties("watch", 1));
-    try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(client).defaultTtl(Duration.ZERO).build();
+    try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(api.client()).defaultTtl(Duration.ZERO).build();
         Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
       component.registerPod(pod("p", "u1"));
       assertThat(next(events)).startsWith("ADDED settings@");
@@ -241,7 +237,7 @@ class ConfigMapManagerComponentTest {
 
       component.addStrategy(watch, properties("watch", 3));
       component.removeStrategy(everyGet, properties("ttl", 2));
-      await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps", SELECTOR) == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 1);
       String watched = update("fast");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + watched);
       assertThat(component.watchStatistics().watchers()).isEqualTo(1);

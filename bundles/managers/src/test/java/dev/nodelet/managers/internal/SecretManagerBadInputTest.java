@@ -7,18 +7,18 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /** The Secret manager component on the watch strategy: a malformed pod never costs a watch or a registration. */
@@ -26,19 +26,17 @@ class SecretManagerBadInputTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30);
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private WatchStoreStrategy watch;
   private SecretManagerComponent component;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    watch = WatchStoreStrategy.builder(client).build();
-    client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("token")
+    watch = WatchStoreStrategy.builder(api.client()).build();
+    api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("token")
         .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
-    component = new SecretManagerComponent(client, Converters.standardConverter().convert(Map.of())
+    component = new SecretManagerComponent(api.client(), Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class));
     component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
   }
@@ -47,15 +45,13 @@ class SecretManagerBadInputTest {
   void stop() {
     component.deactivate();
     watch.close();
-    client.close();
-    server.close();
   }
 
   @Test
   void invalidNamesOpenNoWatchAndTheValidOnesAreServed() {
     component.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("good").withUid("u1")
         .endMetadata().withNewSpec().addNewImagePullSecret("token").endSpec().build());
-    await().atMost(WAIT).until(() -> server.openWatches("secrets") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("secrets") == 1);
 
     Pod bad = new PodBuilder().withNewMetadata().withNamespace("ns").withName("bad").withUid("u2").endMetadata()
         .withNewSpec().addNewImagePullSecret("Bad_Name").addNewImagePullSecret("y".repeat(254))
@@ -72,13 +68,13 @@ class SecretManagerBadInputTest {
         new RegisteredPod("ns", "bad", "u2", List.of("token", "other")),
         new RegisteredPod("Not_A_Namespace", "p", "u3", List.of()));
     // token and other; nothing for the invalid names or the invalid namespace
-    await().atMost(WAIT).until(() -> server.openWatches("secrets") == 2);
+    await().atMost(WAIT).until(() -> api.server().openWatches("secrets") == 2);
     assertThat(component.getSecret("ns", "token").getData()).containsEntry("password", "aHVudGVyMg==");
     assertThatThrownBy(() -> component.getSecret("ns", "Bad_Name")).isInstanceOf(NotRegisteredException.class);
 
     component.unregisterPod(bad);
     component.unregisterPod(elsewhere);
-    await().atMost(WAIT).until(() -> server.openWatches("secrets") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("secrets") == 1);
     assertThat(component.getSecret("ns", "token").getData()).containsEntry("password", "aHVudGVyMg==");
   }
 }

@@ -10,41 +10,39 @@ import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 class SecretManagerComponentTest {
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private WatchStoreStrategy watch;
   private TtlStoreStrategy ttl;
   private SecretManagerComponent component;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    watch = WatchStoreStrategy.builder(client).build();
-    ttl = TtlStoreStrategy.builder(client).build();
+    watch = WatchStoreStrategy.builder(api.client()).build();
+    ttl = TtlStoreStrategy.builder(api.client()).build();
     for (String name : List.of("pull", "token")) {
-      client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName(name)
+      api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName(name)
           .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     }
-    component = new SecretManagerComponent(client, Converters.standardConverter().convert(Map.of())
+    component = new SecretManagerComponent(api.client(), Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class));
   }
 
@@ -53,8 +51,6 @@ class SecretManagerComponentTest {
     component.deactivate();
     watch.close();
     ttl.close();
-    client.close();
-    server.close();
   }
 
   private static Map<String, Object> properties(String strategy, long id) {
@@ -86,7 +82,7 @@ class SecretManagerComponentTest {
 
     component.addStrategy(ttl, properties("ttl", 2));
     component.removeStrategy(watch, properties("watch", 1));
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("secrets") == 0);
     assertThat(component.getSecret("ns", "pull").getData()).containsKey("password");
 
     component.unregisterPod(pod());
@@ -122,7 +118,7 @@ class SecretManagerComponentTest {
     component.registerPod(pod());
     component.getSecret("ns", "token");
     component.deactivate();
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("secrets") == 0);
     assertThatThrownBy(() -> component.getSecret("ns", "token"))
         .isInstanceOf(IllegalStateException.class).hasMessage("the secrets manager is closed");
   }

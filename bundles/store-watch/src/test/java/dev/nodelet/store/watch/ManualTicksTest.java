@@ -9,16 +9,15 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.time.Instant;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * With {@code manualTicks()}, time-driven work (the watch store's idle sweep, a manager's watch deadlines) happens
@@ -29,51 +28,43 @@ class ManualTicksTest {
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private final MutableClock clock = new MutableClock();
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-  }
-
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
   }
 
   @Test
   void anIdleWatchStopsWhenTheTestTicksAndNotBefore() {
-    try (WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).clock(clock)
+    try (WatchStoreStrategy strategy = WatchStoreStrategy.builder(api.client()).clock(clock)
         .resyncInterval(Duration.ofMinutes(1)).manualTicks().build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       assertThat(store.get("ns", "a").getData()).containsEntry("k", "1");
-      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
 
       clock.advance(Duration.ofMinutes(4));
       strategy.tick();
-      assertThat(server.openWatches("configmaps")).as("4 of 5 idle minutes").isEqualTo(1);
+      assertThat(api.server().openWatches("configmaps")).as("4 of 5 idle minutes").isEqualTo(1);
 
       clock.advance(Duration.ofMinutes(2));
-      assertThat(server.openWatches("configmaps")).as("no tick yet").isEqualTo(1);
+      assertThat(api.server().openWatches("configmaps")).as("no tick yet").isEqualTo(1);
       strategy.tick();
-      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 0);
       assertThat(strategy.openStores()).isEqualTo(1);
       // the next get starts it again
       assertThat(store.get("ns", "a").getData()).containsEntry("k", "1");
-      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     }
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 0);
   }
 
   @Test
   void aWatchDeadlineEndsTheWatchWhenTheManagerTicks() throws InterruptedException {
-    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(client).clock(clock).manualTicks()
+    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(api.client()).clock(clock).manualTicks()
         .build()) {
       Instant deadline = clock.instant().plusSeconds(30);
       Watch<ConfigMap> watch = manager.watch(WatchOptions.<ConfigMap>builder().deadline(deadline).build());

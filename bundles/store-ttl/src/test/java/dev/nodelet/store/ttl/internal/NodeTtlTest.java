@@ -1,57 +1,48 @@
 package dev.nodelet.store.ttl.internal;
 
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.store.ttl.TtlStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The node's time-to-live follows its annotation, and closing never leaves a watch on the API server. */
 class NodeTtlTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
     annotate("30");
   }
 
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-  }
-
   private void annotate(String seconds) {
-    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1")
+    api.client().nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1")
         .addToAnnotations(TtlStoreStrategy.TTL_ANNOTATION, seconds).endMetadata().build()).createOr(e -> e.update());
   }
 
   @Test
   void followsTheAnnotationAcrossACutWatch() {
-    try (NodeTtl ttl = NodeTtl.start(client, "node-1", TtlStoreStrategy.TTL_ANNOTATION)) {
+    try (NodeTtl ttl = NodeTtl.start(api.client(), "node-1", TtlStoreStrategy.TTL_ANNOTATION)) {
       await().atMost(WAIT).until(() -> ttl.ttl().equals(java.util.Optional.of(Duration.ofSeconds(30))));
-      await().atMost(WAIT).until(() -> server.openWatches("nodes") == 1);
+      await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 1);
       annotate("45");
       await().atMost(WAIT).until(() -> ttl.ttl().equals(java.util.Optional.of(Duration.ofSeconds(45))));
-      server.cutWatches();
+      api.server().cutWatches();
       annotate("60");
       await().atMost(WAIT).until(() -> ttl.ttl().equals(java.util.Optional.of(Duration.ofSeconds(60))));
       annotate("not a number");
       await().atMost(WAIT).until(() -> ttl.ttl().isEmpty());
     }
-    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+    await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 0);
   }
 
   /**
@@ -61,12 +52,12 @@ class NodeTtlTest {
   @Test
   void closingAtAnyMomentLeavesNoWatch() throws InterruptedException {
     for (int i = 0; i < 200; i++) {
-      NodeTtl ttl = NodeTtl.start(client, "node-1", TtlStoreStrategy.TTL_ANNOTATION);
+      NodeTtl ttl = NodeTtl.start(api.client(), "node-1", TtlStoreStrategy.TTL_ANNOTATION);
       Thread.sleep(i % 20); // before, during and after the list and the watch request
       ttl.close();
     }
-    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+    await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 0);
     Thread.sleep(500); // a watch opening late would show now
-    assertThat(server.openWatches("nodes")).isZero();
+    assertThat(api.server().openWatches("nodes")).isZero();
   }
 }

@@ -8,7 +8,7 @@ import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.SwitchableObjectManager;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -22,6 +22,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /**
@@ -31,8 +32,8 @@ import org.osgi.util.converter.Converters;
  */
 class TtlStrategyComponentTest {
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private TtlStrategyComponent component;
 
   private final NodeIdentity node = new NodeIdentity() {
@@ -49,19 +50,16 @@ class TtlStrategyComponentTest {
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build()).create();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+    api.client().nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build())
+        .create();
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-    component = new TtlStrategyComponent(client, node, config(Map.of("default.ttl.seconds", 3600)));
+    component = new TtlStrategyComponent(api.client(), node, config(Map.of("default.ttl.seconds", 3600)));
   }
 
   @AfterEach
   void stop() {
     component.deactivate();
-    client.close();
-    server.close();
   }
 
   private static TtlStrategyConfiguration config(Map<String, Object> properties) {
@@ -69,7 +67,7 @@ class TtlStrategyComponentTest {
   }
 
   private long fetches() {
-    return server.requestCount(Verb.GET, "configmaps");
+    return api.server().requestCount(Verb.GET, "configmaps");
   }
 
   /** Whether a second get right after a first one fetches again (TTL 0) or answers from the cache. */
@@ -82,10 +80,11 @@ class TtlStrategyComponentTest {
 
   @Test
   void invalidValuesAtActivationFailItWithTheKeyNamed() {
-    assertThatThrownBy(() -> new TtlStrategyComponent(client, node, config(Map.of("default.ttl.seconds", "soon"))))
+    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node,
+        config(Map.of("default.ttl.seconds", "soon"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("default.ttl.seconds: not a whole number of seconds");
-    assertThatThrownBy(() -> new TtlStrategyComponent(client, node,
+    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node,
         config(Map.of("default.ttl.seconds", 400L * 24 * 3600))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("default.ttl.seconds: must be between 0 and 31536000 seconds, was 34560000");
@@ -110,12 +109,12 @@ class TtlStrategyComponentTest {
     later.close();
     store.close();
     // the node's annotation comes from NodeIdentity: no watch of the component's own
-    assertThat(server.openWatches("nodes")).isZero();
+    assertThat(api.server().openWatches("nodes")).isZero();
   }
 
   @Test
   void aValidChangeMovesAManagerToAFreshStoreAndTheOldStoreKeepsItsTtlUntilThen() {
-    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(client).build()) {
+    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(api.client()).build()) {
       manager.useStrategy("ttl", component); // as the managers' components do when the service binds
       manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
           .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
@@ -138,7 +137,7 @@ class TtlStrategyComponentTest {
       manager.get("ns", "a");
       manager.get("ns", "a");
       assertThat(fetches()).as("TTL 0 fetches on every get").isEqualTo(before + 2);
-      assertThat(server.openWatches("nodes")).isZero();
+      assertThat(api.server().openWatches("nodes")).isZero();
     }
   }
 

@@ -7,22 +7,21 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.LogCapture;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /** The time-to-live in effect: the node's annotation when it parses, else the default; and the component. */
@@ -31,21 +30,13 @@ class TtlStrategyTest {
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private final MutableClock clock = new MutableClock();
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-  }
-
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
   }
 
   private void annotateNode(String value) {
@@ -53,11 +44,11 @@ class TtlStrategyTest {
     if (value != null) {
       node.editMetadata().addToAnnotations(TtlStoreStrategy.TTL_ANNOTATION, value).endMetadata();
     }
-    client.nodes().resource(node.build()).createOr(e -> e.update());
+    api.client().nodes().resource(node.build()).createOr(e -> e.update());
   }
 
   private long fetches() {
-    return server.requestCount(Verb.GET, "configmaps");
+    return api.server().requestCount(Verb.GET, "configmaps");
   }
 
   /** True if a get a moment (just under {@code age}) after a fetch answers from the cache. */
@@ -87,7 +78,7 @@ class TtlStrategyTest {
   @Test
   void theNodeAnnotationSetsTheTtl() {
     annotateNode("0");
-    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock).nodeName("node-1").build()) {
+    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock).nodeName("node-1").build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       // "0": every get fetches, even without the clock moving
@@ -112,19 +103,19 @@ class TtlStrategyTest {
       await().atMost(WAIT).until(() -> freshFor(store, Duration.ofSeconds(60)));
       assertThat(freshFor(store, Duration.ofSeconds(61))).isFalse();
     }
-    await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
+    await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 0);
   }
 
   @Test
   void withoutANodeNameTheDefaultHolds() {
     annotateNode("0");
-    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock)
+    try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock)
         .defaultTtl(Duration.ofSeconds(20)).build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       assertThat(freshFor(store, Duration.ofSeconds(20))).isTrue();
       assertThat(freshFor(store, Duration.ofSeconds(21))).isFalse();
-      assertThat(server.openWatches("nodes")).isZero();
+      assertThat(api.server().openWatches("nodes")).isZero();
     }
   }
 
@@ -152,7 +143,7 @@ class TtlStrategyTest {
       }
     };
     // the component runs on the system clock: an hour is fresh, 0 never is
-    TtlStrategyComponent component = new TtlStrategyComponent(client, node, Converters.standardConverter()
+    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, Converters.standardConverter()
         .convert(Map.of("default.ttl.seconds", 3600)).to(TtlStrategyConfiguration.class));
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
@@ -172,7 +163,7 @@ class TtlStrategyTest {
       before = fetches();
       store.get("ns", "a");
       assertThat(fetches()).isEqualTo(before + 1);
-      assertThat(server.openWatches("nodes")).isZero();
+      assertThat(api.server().openWatches("nodes")).isZero();
     } finally {
       component.deactivate();
     }
@@ -183,7 +174,7 @@ class TtlStrategyTest {
   void anAnnotationBeyondAYearIsCappedWithAWarningNamingNodeAndValue() {
     annotateNode("40000000000000000");
     try (LogCapture log = new LogCapture();
-        TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock).nodeName("node-1").build()) {
+        TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock).nodeName("node-1").build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       await().atMost(WAIT).until(() -> freshForAYear(store));
@@ -195,7 +186,7 @@ class TtlStrategyTest {
   @Test
   void aDefaultBeyondAYearIsCappedWithAWarning() {
     try (LogCapture log = new LogCapture();
-        TtlStoreStrategy strategy = TtlStoreStrategy.builder(client).clock(clock)
+        TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock)
             .defaultTtl(Duration.ofSeconds(Long.MAX_VALUE)).build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
@@ -207,7 +198,7 @@ class TtlStrategyTest {
 
   @Test
   void aNegativeDefaultIsNamed() {
-    assertThatThrownBy(() -> new TtlStrategyComponent(client, null,
+    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), null,
         Converters.standardConverter().convert(Map.of("default.ttl.seconds", -1, "use.node.ttl.annotation", false))
             .to(TtlStrategyConfiguration.class)))
         .isInstanceOf(IllegalArgumentException.class)

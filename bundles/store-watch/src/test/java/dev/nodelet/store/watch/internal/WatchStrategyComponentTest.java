@@ -6,13 +6,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,27 +21,14 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 class WatchStrategyComponentTest {
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
-
-  @BeforeEach
-  void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-  }
-
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-  }
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
 
   private static WatchStrategyConfiguration config(Map<String, Object> properties) {
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
@@ -55,22 +41,22 @@ class WatchStrategyComponentTest {
 
   @Test
   void deactivationStopsEveryWatchAndTheTimer() {
-    client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata()
+    api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata()
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(client, config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), config(Map.of()));
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
     assertThat(secrets.get("ns", "s").getData()).containsKey("password");
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 1
-        && server.openWatches("configmaps") == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("secrets") == 1
+        && api.server().openWatches("configmaps") == 1);
     assertThat(sweepThreadAlive()).isTrue();
 
     component.deactivate();
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("secrets") == 0
-        && server.openWatches("configmaps") == 0 && !sweepThreadAlive());
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("secrets") == 0
+        && api.server().openWatches("configmaps") == 0 && !sweepThreadAlive());
     assertThatThrownBy(() -> component.createStore(ResourceType.SECRETS))
         .isInstanceOf(IllegalStateException.class).hasMessage("the watch strategy is closed");
   }
@@ -83,20 +69,20 @@ class WatchStrategyComponentTest {
   @Test
   void deactivationWhileListsAndWatchesAreInFlightLeavesNoWatchConnectionOrThread() throws Exception {
     for (String name : List.of("a", "b")) {
-      client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
+      api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
           .endMetadata().build()).create();
     }
     long socketsBefore = sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(client, config(Map.of()));
+      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), config(Map.of()));
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
       Thread.sleep(i % 40); // stops before, during and after the lists and the watches
       component.deactivate();
     }
-    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps") == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps") == 0);
     await().atMost(Duration.ofSeconds(30)).until(() -> threads("nodelet-store-watch-").count() == 0);
     // idle connections close, and the selector threads end, with the garbage collector
     await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
@@ -125,17 +111,17 @@ class WatchStrategyComponentTest {
 
   @Test
   void aBadValueIsNamed() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("resync.interval.seconds", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("resync.interval.seconds", 0))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("resyncInterval must be positive, was PT0S");
   }
 
   @Test
   void maxIdleTimeIsFiveResyncIntervalsAndAtLeastAMinute() {
-    assertThat(WatchStoreStrategy.builder(client).maxIdleTime()).isEqualTo(Duration.ofMinutes(5));
-    assertThat(WatchStoreStrategy.builder(client).resyncInterval(Duration.ofSeconds(90)).maxIdleTime())
+    assertThat(WatchStoreStrategy.builder(api.client()).maxIdleTime()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(WatchStoreStrategy.builder(api.client()).resyncInterval(Duration.ofSeconds(90)).maxIdleTime())
         .isEqualTo(Duration.ofSeconds(450));
-    assertThat(WatchStoreStrategy.builder(client).resyncInterval(Duration.ofSeconds(10)).maxIdleTime())
+    assertThat(WatchStoreStrategy.builder(api.client()).resyncInterval(Duration.ofSeconds(10)).maxIdleTime())
         .isEqualTo(Duration.ofMinutes(1));
   }
 

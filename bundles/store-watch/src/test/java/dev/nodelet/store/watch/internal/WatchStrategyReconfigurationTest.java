@@ -7,41 +7,40 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /**
  * Configuration of the watch strategy component, with a ConfigMap manager that takes a fresh store of it whenever
- * its service properties change, as the managers' components do: an invalid change is refused with the key named and nothing moves; a valid one is taken by the manager
- * through a fresh store and the old strategy stops its watches with its last store.
+ * its service properties change, as the managers' components do: an invalid change is refused with the key named
+ * and nothing moves; a valid one is taken by the manager through a fresh store and the old strategy stops its
+ * watches with its last store.
  */
 class WatchStrategyReconfigurationTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30);
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private WatchStrategyComponent watch;
   private SwitchableObjectManager<ConfigMap> manager;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(client, config(Map.of()));
-    manager = ObjectManager.configMaps(client).build();
+    watch = new WatchStrategyComponent(api.client(), config(Map.of()));
+    manager = ObjectManager.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
@@ -52,8 +51,6 @@ class WatchStrategyReconfigurationTest {
   void stop() {
     manager.close();
     watch.deactivate();
-    client.close();
-    server.close();
   }
 
   private static WatchStrategyConfiguration config(Map<String, Object> properties) {
@@ -62,21 +59,22 @@ class WatchStrategyReconfigurationTest {
 
   @Test
   void activationWithAnInvalidValueFailsNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("sync.wait.millis", 3_600_000))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("sync.wait.millis", 3_600_000))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("resync.interval.seconds", "often"))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(),
+        config(Map.of("resync.interval.seconds", "often"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
     // what the builder refuses by itself keeps the builder's message
-    assertThatThrownBy(() -> new WatchStrategyComponent(client, config(Map.of("sync.wait.millis", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("sync.wait.millis", 0))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
   }
 
   @Test
   void invalidChangesAreRefusedAndNothingMoves() {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     WatchStrategyComponent.Settings good = watch.settings();
     WatchStoreStrategy first = watch.strategy();
 
@@ -92,13 +90,13 @@ class WatchStrategyReconfigurationTest {
       assertThat(watch.strategy()).isSameAs(first);
       assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     }
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
   }
 
   @Test
   void aValidChangeIsTakenThroughAFreshStoreAndTheOldStrategyStops() {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
 
     WatchStoreStrategy old = watch.strategy();
     Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
@@ -109,16 +107,16 @@ class WatchStrategyReconfigurationTest {
     manager.useStrategy("watch", watch);
     await().atMost(WAIT).until(old::isClosed);
     assertThat(watch.strategy().openStores()).isEqualTo(1);
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
 
-    // the new sync wait is in force: an object whose list keeps failing fails after 1 ms (every list fails, so the
-    // verdict does not hang on which list the failure meets)
-    server.failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1_000, 500);
+    // the new store answers: an object whose list cannot succeed fails the get with the sync error (every list of
+    // the test fails from here, so no store's relist can take the injected failure away)
+    api.server().failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1000, 500);
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("missing")
         .endConfigMap().endVolume().endSpec().build());
     assertThatThrownBy(() -> manager.get("ns", "missing")).isInstanceOf(CacheSyncException.class);
-    server.clearFailures();
+    api.server().clearFailures();
   }
 }
