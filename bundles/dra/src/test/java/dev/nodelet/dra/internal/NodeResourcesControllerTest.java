@@ -270,6 +270,30 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void aPoolWithoutDevicesIsOneEmptySliceAndNoPoolIsNoSlice() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 0)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    ResourceSlice empty = slicesOf(GPU).get(0);
+    assertThat(empty.getSpec().getDevices()).isEmpty();
+    assertThat(empty.getSpec().getPool().getName()).isEqualTo("pool-a");
+    assertThat(empty.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
+    barrier();
+    server.clearWrites();
+
+    // the same empty pool again: nothing to write
+    gpu.publish(List.of(pool("pool-a", 0)));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
+    gpu.publish(List.of());
+    await().until(() -> slicesOf(GPU).isEmpty());
+    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+  }
+
+  @Test
   void aPoolWithTaintedDevicesIsSplitAt64() {
     NodeResourcesController controller = started();
     TestDriver gpu = new TestDriver(GPU);
