@@ -494,8 +494,8 @@ public final class NodeResourcesController implements AutoCloseable {
       try {
         DriverDataValidator.validate(name, pools);
         // a private, normalised copy: the driver keeps its objects, and equal content compares equal
-        copy = pools.stream().map(p -> new Pool(p.name(), p.devices().stream().map(serialization::clone).toList()))
-            .toList();
+        copy = pools.stream().map(p -> new Pool(p.name(), p.devices().stream().map(serialization::clone).toList(),
+            p.sharedCounters().stream().map(serialization::clone).toList())).toList();
       } catch (InvalidDriverDataException e) {
         copy = null;
         error = e.getMessage();

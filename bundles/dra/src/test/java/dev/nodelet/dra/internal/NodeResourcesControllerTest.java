@@ -10,6 +10,10 @@ import dev.nodelet.testing.apiserver.RecordedWrite;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.Counter;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSetBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
@@ -291,6 +295,54 @@ class NodeResourcesControllerTest {
     gpu.publish(List.of());
     await().until(() -> slicesOf(GPU).isEmpty());
     assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+  }
+
+  @Test
+  void sharedCountersGetSlicesOfTheirOwnAndPartitionsWithBindingConditionsPassThrough() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    List<CounterSet> sets = IntStream.range(0, 9).mapToObj(i -> new CounterSetBuilder().withName("gpu-" + i)
+        .addToCounters("memory", new Counter(new Quantity("80Gi"))).build()).toList();
+    List<Device> partitions = IntStream.range(0, 65).mapToObj(i -> new DeviceBuilder(device(String.format("part-%03d",
+        i))).addNewConsumesCounter().withCounterSet("gpu-" + i % 9)
+        .addToCounters("memory", new Counter(new Quantity("10Gi"))).endConsumesCounter()
+        .withBindsToNode(true).withBindingConditions("example.com/attached")
+        .withBindingFailureConditions("example.com/failed").build()).toList();
+    Pool pool = new Pool("p", partitions, sets);
+    gpu.publish(List.of(pool));
+    await().until(() -> slicesOf(GPU).size() == 4);
+
+    List<ResourceSlice> slices = slicesOf(GPU);
+    assertThat(slices).allSatisfy(s -> assertThat(s.getSpec().getPool().getResourceSliceCount()).isEqualTo(4L));
+    assertThat(slices).as("devices consuming counters: at most 64 per slice, no counters beside them")
+        .filteredOn(s -> !s.getSpec().getDevices().isEmpty())
+        .allSatisfy(s -> assertThat(s.getSpec().getSharedCounters()).isEmpty())
+        .extracting(s -> s.getSpec().getDevices().size()).containsExactlyInAnyOrder(64, 1);
+    assertThat(slices).as("counter sets: at most 8 per slice")
+        .filteredOn(s -> s.getSpec().getDevices().isEmpty())
+        .extracting(s -> s.getSpec().getSharedCounters().size()).containsExactlyInAnyOrder(8, 1);
+    Device stored = slices.stream().flatMap(s -> s.getSpec().getDevices().stream())
+        .filter(d -> d.getName().equals("part-010")).findFirst().orElseThrow();
+    assertThat(stored.getConsumesCounters()).singleElement()
+        .satisfies(c -> assertThat(c.getCounterSet()).isEqualTo("gpu-1"));
+    assertThat(stored.getBindsToNode()).isTrue();
+    assertThat(stored.getBindingConditions()).containsExactly("example.com/attached");
+    assertThat(stored.getBindingFailureConditions()).containsExactly("example.com/failed");
+    barrier();
+    server.clearWrites();
+
+    // the same pool in new objects: nothing to write
+    gpu.publish(List.of(new Pool("p", new ArrayList<>(partitions), new ArrayList<>(sets))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
+    // a changed counter is a change of the whole pool
+    List<CounterSet> changed = new ArrayList<>(sets);
+    changed.set(0, new CounterSetBuilder(sets.get(0)).addToCounters("memory", new Counter(new Quantity("40Gi")))
+        .build());
+    gpu.publish(List.of(new Pool("p", partitions, changed)));
+    await().until(() -> slicesOf(GPU).stream().allMatch(s -> s.getSpec().getPool().getGeneration() == 2L));
   }
 
   @Test
