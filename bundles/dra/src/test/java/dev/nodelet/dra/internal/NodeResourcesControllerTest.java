@@ -54,7 +54,11 @@ class NodeResourcesControllerTest {
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
+    serve(EmbeddedApiServer.builder());
+  }
+
+  private void serve(EmbeddedApiServer.Builder builder) {
+    server = builder.build().start();
     admin = server.newClient();
     // the informer retries a failed list after 200 ms, 400 ms, ... (see nothingIsWrittenBeforeTheInformerHasSynced)
     client = new KubernetesClientBuilder()
@@ -343,6 +347,43 @@ class NodeResourcesControllerTest {
         .build());
     gpu.publish(List.of(new Pool("p", partitions, changed)));
     await().until(() -> slicesOf(GPU).stream().allMatch(s -> s.getSpec().getPool().getGeneration() == 2L));
+  }
+
+  @Test
+  void fieldsTheServerDropsForAFeatureGateThatIsOffAreReportedOnceNotWrittenForever() {
+    stop();
+    serve(EmbeddedApiServer.builder().disableFeatureGates("DRAPartitionableDevices"));
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    CounterSet set = new CounterSetBuilder().withName("gpu-0")
+        .addToCounters("memory", new Counter(new Quantity("80Gi"))).build();
+    Device partition = new DeviceBuilder(device("part-0")).addNewConsumesCounter().withCounterSet("gpu-0")
+        .addToCounters("memory", new Counter(new Quantity("10Gi"))).endConsumesCounter().build();
+    gpu.publish(List.of(new Pool("p", List.of(partition), List.of(set))));
+    await().until(() -> status(controller).lastError().isPresent());
+    assertThat(status(controller).lastError().orElseThrow())
+        .startsWith("driver \"gpu.example.com\": the API server dropped spec.devices[].consumesCounters from "
+            + "ResourceSlice " + NODE + "-" + GPU + "-")
+        .contains("enable the feature gate DRAPartitionableDevices on the kube-apiserver");
+    barrier();
+    server.clearWrites();
+
+    // neither the resync nor the same snapshot again writes
+    time.advance(ControllerOptions.DEFAULTS.resyncPeriod());
+    gpu.publish(List.of(new Pool("p", List.of(partition), List.of(set))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(status(controller).lastError()).isPresent();
+
+    // a snapshot without the gated fields is published
+    gpu.publish(List.of(pool("p", 1)));
+    await().until(() -> status(controller).lastError().isEmpty());
+    await().until(() -> slicesOf(GPU).size() == 1);
+  }
+
+  private static DriverStatus status(NodeResourcesController controller) {
+    return controller.driverStatuses().stream().filter(s -> s.driverName().equals(GPU)).findFirst().orElseThrow();
   }
 
   @Test
