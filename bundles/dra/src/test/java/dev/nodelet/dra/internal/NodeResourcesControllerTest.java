@@ -422,9 +422,17 @@ class NodeResourcesControllerTest {
     assertThat(slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded())
         .isEqualTo(timeAdded);
 
+    // a restart of the controller and the driver with nothing changed: no write either
+    controller.close();
+    NodeResourcesController second = started();
+    TestDriver again = new TestDriver(GPU).snapshotOnSubscribe(List.of(new Pool("p", new ArrayList<>(devices))));
+    second.addDriver(again);
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
     // a changed taint is a change
     devices.set(0, new DeviceBuilder(devices.get(0)).editFirstTaint().withEffect("NoExecute").endTaint().build());
-    gpu.publish(List.of(new Pool("p", devices)));
+    again.publish(List.of(new Pool("p", devices)));
     await().until(() -> !writesOf(GPU).isEmpty());
     barrier();
     assertThat(writesOf(GPU)).hasSize(1);
