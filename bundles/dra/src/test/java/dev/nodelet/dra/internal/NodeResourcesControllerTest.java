@@ -125,6 +125,16 @@ class NodeResourcesControllerTest {
         .build();
   }
 
+  private static CounterSet counterSet(String name, String memory) {
+    return new CounterSetBuilder().withName(name).addToCounters("memory", new Counter(new Quantity(memory))).build();
+  }
+
+  /** A device that takes 10Gi of the memory counter of the set. */
+  private static Device partition(String name, String counterSet) {
+    return new DeviceBuilder(device(name)).addNewConsumesCounter().withCounterSet(counterSet)
+        .addToCounters("memory", new Counter(new Quantity("10Gi"))).endConsumesCounter().build();
+  }
+
   private static Pool pool(String name, int devices) {
     return new Pool(name, IntStream.range(0, devices).mapToObj(i -> device(String.format("dev-%03d", i))).toList());
   }
@@ -306,12 +316,9 @@ class NodeResourcesControllerTest {
     NodeResourcesController controller = started();
     TestDriver gpu = new TestDriver(GPU);
     controller.addDriver(gpu);
-    List<CounterSet> sets = IntStream.range(0, 9).mapToObj(i -> new CounterSetBuilder().withName("gpu-" + i)
-        .addToCounters("memory", new Counter(new Quantity("80Gi"))).build()).toList();
-    List<Device> partitions = IntStream.range(0, 65).mapToObj(i -> new DeviceBuilder(device(String.format("part-%03d",
-        i))).addNewConsumesCounter().withCounterSet("gpu-" + i % 9)
-        .addToCounters("memory", new Counter(new Quantity("10Gi"))).endConsumesCounter()
-        .withBindsToNode(true).withBindingConditions("example.com/attached")
+    List<CounterSet> sets = IntStream.range(0, 9).mapToObj(i -> counterSet("gpu-" + i, "80Gi")).toList();
+    List<Device> partitions = IntStream.range(0, 65).mapToObj(i -> new DeviceBuilder(
+        partition(String.format("part-%03d", i), "gpu-" + i % 9)).withBindsToNode(true).withBindingConditions("example.com/attached")
         .withBindingFailureConditions("example.com/failed").build()).toList();
     Pool pool = new Pool("p", partitions, sets);
     gpu.publish(List.of(pool));
@@ -343,8 +350,7 @@ class NodeResourcesControllerTest {
 
     // a changed counter is a change of the whole pool
     List<CounterSet> changed = new ArrayList<>(sets);
-    changed.set(0, new CounterSetBuilder(sets.get(0)).addToCounters("memory", new Counter(new Quantity("40Gi")))
-        .build());
+    changed.set(0, counterSet("gpu-0", "40Gi"));
     gpu.publish(List.of(new Pool("p", partitions, changed)));
     await().until(() -> slicesOf(GPU).stream().allMatch(s -> s.getSpec().getPool().getGeneration() == 2L));
   }
@@ -356,10 +362,8 @@ class NodeResourcesControllerTest {
     NodeResourcesController controller = started();
     TestDriver gpu = new TestDriver(GPU);
     controller.addDriver(gpu);
-    CounterSet set = new CounterSetBuilder().withName("gpu-0")
-        .addToCounters("memory", new Counter(new Quantity("80Gi"))).build();
-    Device partition = new DeviceBuilder(device("part-0")).addNewConsumesCounter().withCounterSet("gpu-0")
-        .addToCounters("memory", new Counter(new Quantity("10Gi"))).endConsumesCounter().build();
+    CounterSet set = counterSet("gpu-0", "80Gi");
+    Device partition = partition("part-0", "gpu-0");
     gpu.publish(List.of(new Pool("p", List.of(partition), List.of(set))));
     await().until(() -> status(controller).lastError().isPresent());
     assertThat(status(controller).lastError().orElseThrow())
