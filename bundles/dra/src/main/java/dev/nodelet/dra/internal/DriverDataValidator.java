@@ -1,10 +1,14 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.Pool;
+import io.fabric8.kubernetes.api.model.resource.v1.Counter;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceCounterConsumption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +28,16 @@ final class DriverDataValidator {
   static final int MAX_TAINTS = 4;
   static final int MAX_ATTRIBUTE_VALUE_LENGTH = 64;
   static final int MAX_ID_LENGTH = 32;
+  static final int MAX_COUNTERS_PER_SET = 32;
+  static final int MAX_COUNTER_CONSUMPTIONS_PER_DEVICE = 2;
+  static final int MAX_BINDING_CONDITIONS = 4;
   private static final int MAX_LABEL_LENGTH = 63;
   private static final int MAX_ERRORS = 10;
+  private static final int MAX_CONDITION_TYPE_LENGTH = 316;
+  // a qualified name, as metav1.Condition's type
+  private static final Pattern CONDITION_TYPE = Pattern.compile(
+      "([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+      + "[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
 
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
   private static final Pattern DNS_SUBDOMAIN =
@@ -83,6 +95,10 @@ final class DriverDataValidator {
       errors.add(where + ": the name must be DNS subdomains separated by \"/\", at most " + MAX_POOL_NAME_LENGTH
           + " characters");
     }
+    Map<String, Set<String>> counterSets = new HashMap<>();
+    for (CounterSet set : pool.sharedCounters()) {
+      validateCounterSet(set, where, counterSets, errors);
+    }
     Set<String> deviceNames = new HashSet<>();
     for (Device device : pool.devices()) {
       if (device == null) {
@@ -98,7 +114,73 @@ final class DriverDataValidator {
         errors.add(at + ": duplicate device name in the pool");
       }
       validateDevice(device, at, errors);
+      validateConsumesCounters(device, at, counterSets, errors);
     }
+  }
+
+  private static void validateCounterSet(CounterSet set, String where, Map<String, Set<String>> counterSets,
+      List<String> errors) {
+    if (set == null) {
+      errors.add(where + ": a sharedCounters entry is null");
+      return;
+    }
+    String at = where + ": sharedCounters \"" + set.getName() + "\"";
+    if (!isDnsLabel(set.getName())) {
+      errors.add(at + ": the name must be a DNS label");
+    } else if (counterSets.containsKey(set.getName())) {
+      errors.add(at + ": more than one counter set of the pool has this name");
+    }
+    Map<String, Counter> counters = nonNull(set.getCounters());
+    if (counters.isEmpty() || counters.size() > MAX_COUNTERS_PER_SET) {
+      errors.add(at + ": counters must hold 1 to " + MAX_COUNTERS_PER_SET + " counters, it holds "
+          + counters.size());
+    }
+    checkCounters(counters, at, errors);
+    counterSets.putIfAbsent(set.getName(), counters.keySet());
+  }
+
+  private static void validateConsumesCounters(Device device, String at, Map<String, Set<String>> counterSets,
+      List<String> errors) {
+    List<DeviceCounterConsumption> consumptions = device.getConsumesCounters();
+    if (consumptions == null) {
+      return;
+    }
+    if (consumptions.size() > MAX_COUNTER_CONSUMPTIONS_PER_DEVICE) {
+      errors.add(at + ": consumesCounters has " + consumptions.size() + " entries, at most "
+          + MAX_COUNTER_CONSUMPTIONS_PER_DEVICE + " are allowed");
+    }
+    for (DeviceCounterConsumption consumption : consumptions) {
+      if (consumption == null) {
+        errors.add(at + ": a consumesCounters entry is null");
+        continue;
+      }
+      String set = consumption.getCounterSet();
+      String where = at + ": consumesCounters \"" + set + "\"";
+      Set<String> known = counterSets.get(set);
+      if (known == null) {
+        errors.add(where + ": no counter set of this name in the pool's sharedCounters");
+        continue;
+      }
+      Map<String, Counter> counters = nonNull(consumption.getCounters());
+      if (counters.isEmpty() || counters.size() > MAX_COUNTERS_PER_SET) {
+        errors.add(where + ": counters must hold 1 to " + MAX_COUNTERS_PER_SET + " counters, it holds "
+            + counters.size());
+      }
+      checkCounters(counters, where, errors);
+      counters.keySet().stream().filter(c -> !known.contains(c)).sorted().forEach(c ->
+          errors.add(where + ": counter \"" + c + "\" is not in that counter set"));
+    }
+  }
+
+  private static void checkCounters(Map<String, Counter> counters, String at, List<String> errors) {
+    counters.forEach((key, value) -> {
+      if (!isDnsLabel(key)) {
+        errors.add(at + ": counter name \"" + key + "\" must be a DNS label");
+      }
+      if (value == null || value.getValue() == null) {
+        errors.add(at + ": counter \"" + key + "\" has no value");
+      }
+    });
   }
 
   private static void validateDevice(Device device, String at, List<String> errors) {
@@ -121,8 +203,16 @@ final class DriverDataValidator {
     if (device.getNodeName() != null || device.getNodeSelector() != null || device.getAllNodes() != null) {
       errors.add(at + ": nodeName, nodeSelector and allNodes must not be set (the device belongs to this node)");
     }
-    if (device.getConsumesCounters() != null && !device.getConsumesCounters().isEmpty()) {
-      errors.add(at + ": consumesCounters is not supported (a pool has no shared counters)");
+    checkConditions(device.getBindingConditions(), at + ": bindingConditions", errors);
+    checkConditions(device.getBindingFailureConditions(), at + ": bindingFailureConditions", errors);
+    boolean conditions = device.getBindingConditions() != null && !device.getBindingConditions().isEmpty();
+    boolean failures = device.getBindingFailureConditions() != null
+        && !device.getBindingFailureConditions().isEmpty();
+    if (conditions != failures) {
+      errors.add(at + ": bindingConditions and bindingFailureConditions must be set together");
+    } else if (conditions && device.getBindingFailureConditions().stream()
+        .anyMatch(device.getBindingConditions()::contains)) {
+      errors.add(at + ": bindingFailureConditions must not repeat an entry of bindingConditions");
     }
     if (device.getTaints() != null && device.getTaints().size() > MAX_TAINTS) {
       errors.add(at + ": " + device.getTaints().size() + " taints, at most " + MAX_TAINTS + " are allowed");
@@ -157,6 +247,23 @@ final class DriverDataValidator {
       errors.add(at + ": the version must be a semantic version of at most " + MAX_ATTRIBUTE_VALUE_LENGTH
           + " characters");
     }
+  }
+
+  private static void checkConditions(List<String> conditions, String at, List<String> errors) {
+    if (conditions == null) {
+      return;
+    }
+    if (conditions.size() > MAX_BINDING_CONDITIONS) {
+      errors.add(at + ": " + conditions.size() + " entries, at most " + MAX_BINDING_CONDITIONS + " are allowed");
+    }
+    conditions.stream().filter(c -> c == null || c.isEmpty() || c.length() > MAX_CONDITION_TYPE_LENGTH
+        || !CONDITION_TYPE.matcher(c).matches()).forEach(c ->
+        errors.add(at + ": \"" + c + "\" is not a condition type ([domain/]name, at most "
+            + MAX_CONDITION_TYPE_LENGTH + " characters)"));
+  }
+
+  private static boolean isDnsLabel(String s) {
+    return s != null && s.length() <= MAX_LABEL_LENGTH && DNS_LABEL.matcher(s).matches();
   }
 
   private static boolean isDnsSubdomain(String s) {

@@ -81,6 +81,7 @@ public final class NodeResourcesController implements AutoCloseable {
     List<Pool> pools;
     Instant lastSnapshot; // when the last valid snapshot came, for the status only
     String lastError; // the last stream or data error since then, for the status only
+    List<Pool> refused; // the pools whose slices the server stored without gated fields: not written again
 
     Active(DriverMonitor monitor) {
       this.monitor = monitor;
@@ -429,6 +430,9 @@ public final class NodeResourcesController implements AutoCloseable {
         if (current.pools == null) {
           return; // no snapshot yet: what is published stays
         }
+        if (current.refused == current.pools) {
+          return; // reported once; a changed snapshot or a restart tries again
+        }
         pools = current.pools;
       } else {
         Leaving left = leaving.get(name);
@@ -448,13 +452,20 @@ public final class NodeResourcesController implements AutoCloseable {
     }
     var slices = client.resources(ResourceSlice.class);
     for (ResourceSlice update : plan.updates()) {
-      ownWrites.written(slices.resource(update).update());
+      ResourceSlice updated = slices.resource(update).update();
+      ownWrites.written(updated);
       LOG.debug("Updated ResourceSlice {} of DRA driver {}", update.getMetadata().getName(), name);
+      if (refused(name, pools, update.getSpec(), updated)) {
+        return;
+      }
     }
     for (ResourceSliceSpec spec : plan.creates()) {
       ResourceSlice created = slices.resource(newSlice(name, spec)).create();
       ownWrites.written(created);
       LOG.debug("Created ResourceSlice {} of DRA driver {}", created.getMetadata().getName(), name);
+      if (refused(name, pools, spec, created)) {
+        return;
+      }
     }
     for (ResourceSlice obsolete : plan.deletes()) {
       slices.withName(obsolete.getMetadata().getName()).delete();
@@ -463,6 +474,28 @@ public final class NodeResourcesController implements AutoCloseable {
     }
     LOG.info("Published DRA driver {}: {} slices updated, {} created, {} deleted", name, plan.updates().size(),
         plan.creates().size(), plan.deletes().size());
+  }
+
+  /**
+   * Whether the server stored the slice without gated fields that were written; then the problem is logged and
+   * shown once and this snapshot is not written again, which would go on forever.
+   */
+  private boolean refused(String name, List<Pool> pools, ResourceSliceSpec written, ResourceSlice stored) {
+    String problem = DroppedFields.check(stored.getMetadata().getName(), written, stored.getSpec());
+    if (problem == null) {
+      return false;
+    }
+    String error = "driver \"" + name + "\": " + problem;
+    synchronized (lock) {
+      Active current = active.get(name);
+      if (current != null && current.pools == pools) {
+        current.refused = pools;
+        current.lastError = error;
+        errors.put(name, error);
+      }
+    }
+    LOG.error("{}", error);
+    return true;
   }
 
   private ResourceSlice newSlice(String driver, ResourceSliceSpec spec) {
@@ -494,8 +527,8 @@ public final class NodeResourcesController implements AutoCloseable {
       try {
         DriverDataValidator.validate(name, pools);
         // a private, normalised copy: the driver keeps its objects, and equal content compares equal
-        copy = pools.stream().map(p -> new Pool(p.name(), p.devices().stream().map(serialization::clone).toList()))
-            .toList();
+        copy = pools.stream().map(p -> new Pool(p.name(), p.devices().stream().map(serialization::clone).toList(),
+            p.sharedCounters().stream().map(serialization::clone).toList())).toList();
       } catch (InvalidDriverDataException e) {
         copy = null;
         error = e.getMessage();
@@ -512,11 +545,14 @@ public final class NodeResourcesController implements AutoCloseable {
         if (error != null) {
           errors.put(name, error);
           current.lastError = error;
+        } else if (copy.equals(current.refused)) {
+          current.lastSnapshot = clock.instant(); // the same content the server cannot store: the error stays
         } else {
           errors.remove(name);
           current.pools = copy;
           current.lastSnapshot = clock.instant();
           current.lastError = null;
+          current.refused = null;
         }
       }
       if (error != null) {

@@ -1,6 +1,7 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.dra.Pool;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceTaint;
@@ -23,7 +24,8 @@ import java.util.stream.Collectors;
  * The writes that turn the stored slices of one driver into the desired ones, computed without I/O.
  *
  * <p>Desired slices: each pool, devices sorted by name, cut into slices of at most {@code maxDevices} (64 when a
- * device has taints); an empty pool is one slice without devices. A pool keeps the generation of its newest stored
+ * device has taints or consumes counters), then its counter sets sorted by name in slices of at most 8 of their
+ * own, since v1 forbids devices and shared counters in one slice; a pool with neither is one empty slice. A pool keeps the generation of its newest stored
  * slices when those are exactly the desired ones; otherwise every slice of the pool is written with the next
  * generation, so consumers see a pool change as one step. Then the kubelet's matching: a stored slice equal to a
  * desired one is kept, an obsolete one is updated to hold a desired slice, what is still missing is created, and
@@ -37,6 +39,7 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
 
   static final int MAX_DEVICES_PER_SLICE = 128;
   static final int MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64;
+  static final int MAX_COUNTER_SETS_PER_SLICE = 8;
 
   boolean isEmpty() {
     return updates.isEmpty() && creates.isEmpty() && deletes.isEmpty();
@@ -53,7 +56,8 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
     List<ResourceSliceSpec> desired = new ArrayList<>();
     pools.stream().sorted(Comparator.comparing(Pool::name)).forEach(pool -> {
       List<ResourceSlice> existing = storedByPool.getOrDefault(pool.name(), List.of());
-      List<List<Device>> chunks = chunks(withStoredTaintTimes(pool.devices(), existing), maxDevices);
+      List<Content> chunks = chunks(withStoredTaintTimes(pool.devices(), existing), pool.sharedCounters(),
+          maxDevices);
       long newest = existing.stream().mapToLong(s -> generation(s.getSpec())).max().orElse(0);
       List<ResourceSliceSpec> kept = specs(driver, nodeName, pool.name(), newest, chunks, serialization::clone);
       List<ResourceSliceSpec> newestStored = existing.stream().map(ResourceSlice::getSpec)
@@ -111,25 +115,35 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
     return device.getName() + "\u0000" + taint.getKey() + "\u0000" + taint.getValue() + "\u0000" + taint.getEffect();
   }
 
-  private static List<List<Device>> chunks(List<Device> devices, int maxDevices) {
-    boolean tainted = devices.stream().anyMatch(d -> d.getTaints() != null && !d.getTaints().isEmpty());
-    int size = tainted ? Math.min(maxDevices, MAX_DEVICES_PER_SLICE_WITH_TAINTS) : maxDevices;
+  /** What one slice holds: devices or counter sets, never both. */
+  private record Content(List<Device> devices, List<CounterSet> sharedCounters) {
+  }
+
+  private static List<Content> chunks(List<Device> devices, List<CounterSet> counterSets, int maxDevices) {
+    boolean advanced = devices.stream().anyMatch(d -> d.getTaints() != null && !d.getTaints().isEmpty()
+        || d.getConsumesCounters() != null && !d.getConsumesCounters().isEmpty());
+    int size = advanced ? Math.min(maxDevices, MAX_DEVICES_PER_SLICE_WITH_TAINTS) : maxDevices;
     List<Device> sorted = devices.stream().sorted(Comparator.comparing(Device::getName)).toList();
-    List<List<Device>> chunks = new ArrayList<>();
+    List<Content> chunks = new ArrayList<>();
     for (int i = 0; i < sorted.size(); i += size) {
-      chunks.add(sorted.subList(i, Math.min(sorted.size(), i + size)));
+      chunks.add(new Content(sorted.subList(i, Math.min(sorted.size(), i + size)), List.of()));
     }
-    return chunks.isEmpty() ? List.of(List.of()) : chunks;
+    List<CounterSet> sets = counterSets.stream().sorted(Comparator.comparing(CounterSet::getName)).toList();
+    for (int i = 0; i < sets.size(); i += MAX_COUNTER_SETS_PER_SLICE) {
+      chunks.add(new Content(List.of(), sets.subList(i, Math.min(sets.size(), i + MAX_COUNTER_SETS_PER_SLICE))));
+    }
+    return chunks.isEmpty() ? List.of(new Content(List.of(), List.of())) : chunks;
   }
 
   private static List<ResourceSliceSpec> specs(String driver, String nodeName, String pool, long generation,
-      List<List<Device>> chunks, UnaryOperator<ResourceSliceSpec> normalise) {
-    return chunks.stream().map(devices -> normalise.apply(new ResourceSliceSpecBuilder()
+      List<Content> chunks, UnaryOperator<ResourceSliceSpec> normalise) {
+    return chunks.stream().map(content -> normalise.apply(new ResourceSliceSpecBuilder()
         .withDriver(driver)
         .withNodeName(nodeName)
         .withNewPool().withName(pool).withGeneration(generation).withResourceSliceCount((long) chunks.size())
         .endPool()
-        .withDevices(devices)
+        .withDevices(content.devices())
+        .withSharedCounters(content.sharedCounters().isEmpty() ? null : content.sharedCounters())
         .build())).toList();
   }
 

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.nodelet.dra.Pool;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.Counter;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSetBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
@@ -102,12 +105,75 @@ class DriverDataValidatorTest {
   }
 
   @Test
-  void devicesBelongToThisNodeAndUseNoSharedCounters() {
+  void devicesBelongToThisNode() {
     Device elsewhere = new DeviceBuilder(device("d")).withNodeName("other-node").build();
     assertRejected(List.of(new Pool("p", List.of(elsewhere))), "nodeName, nodeSelector and allNodes must not be set");
-    Device counters = new DeviceBuilder(device("d")).addNewConsumesCounter().withCounterSet("s").endConsumesCounter()
-        .build();
-    assertRejected(List.of(new Pool("p", List.of(counters))), "consumesCounters is not supported");
+  }
+
+  private static CounterSet counterSet(String name, String... counters) {
+    CounterSetBuilder set = new CounterSetBuilder().withName(name);
+    for (String counter : counters) {
+      set.addToCounters(counter, new Counter(new Quantity("10Gi")));
+    }
+    return set.build();
+  }
+
+  private static Device consuming(String name, String set, String... counters) {
+    DeviceBuilder device = new DeviceBuilder(device(name));
+    var consumption = device.addNewConsumesCounter().withCounterSet(set);
+    for (String counter : counters) {
+      consumption.addToCounters(counter, new Counter(new Quantity("1Gi")));
+    }
+    return consumption.endConsumesCounter().build();
+  }
+
+  @Test
+  void devicesConsumeCountersOfTheirPoolsCounterSets() {
+    assertThatCode(() -> DriverDataValidator.validate(DRIVER, List.of(new Pool("p",
+        List.of(consuming("part-0", "gpu-0", "memory"), consuming("part-1", "gpu-0", "memory", "slices")),
+        List.of(counterSet("gpu-0", "memory", "slices")))))).doesNotThrowAnyException();
+    assertRejected(List.of(new Pool("p", List.of(consuming("d", "gpu-9", "memory")),
+        List.of(counterSet("gpu-0", "memory")))),
+        "pool \"p\": device \"d\": consumesCounters \"gpu-9\": no counter set of this name in the pool's "
+            + "sharedCounters");
+    assertRejected(List.of(new Pool("p", List.of(consuming("d", "gpu-0", "cores")),
+        List.of(counterSet("gpu-0", "memory")))),
+        "device \"d\": consumesCounters \"gpu-0\": counter \"cores\" is not in that counter set");
+    assertRejected(List.of(new Pool("p", List.of(), List.of(counterSet("gpu-0", "memory"),
+        counterSet("gpu-0", "memory")))), "sharedCounters \"gpu-0\": more than one counter set of the pool");
+    assertRejected(List.of(new Pool("p", List.of(), List.of(counterSet("GPU_0", "memory")))),
+        "sharedCounters \"GPU_0\": the name must be a DNS label");
+    assertRejected(List.of(new Pool("p", List.of(), List.of(counterSet("gpu-0")))),
+        "sharedCounters \"gpu-0\": counters must hold 1 to 32 counters, it holds 0");
+    assertRejected(List.of(new Pool("p", List.of(), List.of(counterSet("gpu-0",
+        IntStream.range(0, 33).mapToObj(i -> "c" + i).toArray(String[]::new))))), "it holds 33");
+    assertRejected(List.of(new Pool("p", List.of(), List.of(counterSet("gpu-0", "Memory_Bytes")))),
+        "counter name \"Memory_Bytes\" must be a DNS label");
+    Device three = new DeviceBuilder(consuming("d", "a", "m")).addNewConsumesCounter().withCounterSet("b")
+        .addToCounters("m", new Counter(new Quantity("1"))).endConsumesCounter().addNewConsumesCounter()
+        .withCounterSet("c").addToCounters("m", new Counter(new Quantity("1"))).endConsumesCounter().build();
+    assertRejected(List.of(new Pool("p", List.of(three), List.of(counterSet("a", "m"), counterSet("b", "m"),
+        counterSet("c", "m")))), "device \"d\": consumesCounters has 3 entries, at most 2 are allowed");
+  }
+
+  @Test
+  void bindingConditionsComeWithFailureConditionsAtMostFourEach() {
+    Device binding = new DeviceBuilder(device("d")).withBindsToNode(true)
+        .withBindingConditions("example.com/attached").withBindingFailureConditions("example.com/failed").build();
+    assertThatCode(() -> DriverDataValidator.validate(DRIVER, List.of(new Pool("p", List.of(binding)))))
+        .doesNotThrowAnyException();
+    assertRejected(List.of(new Pool("p", List.of(new DeviceBuilder(device("d"))
+        .withBindingConditions("attached").build()))),
+        "device \"d\": bindingConditions and bindingFailureConditions must be set together");
+    assertRejected(List.of(new Pool("p", List.of(new DeviceBuilder(binding)
+        .withBindingConditions("a", "b", "c", "d", "e").build()))),
+        "device \"d\": bindingConditions: 5 entries, at most 4 are allowed");
+    assertRejected(List.of(new Pool("p", List.of(new DeviceBuilder(binding)
+        .withBindingFailureConditions("example.com/attached").build()))),
+        "bindingFailureConditions must not repeat an entry of bindingConditions");
+    assertRejected(List.of(new Pool("p", List.of(new DeviceBuilder(binding)
+        .withBindingConditions("not a type").build()))),
+        "bindingConditions: \"not a type\" is not a condition type");
   }
 
   @Test

@@ -10,6 +10,10 @@ import dev.nodelet.testing.apiserver.RecordedWrite;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.Counter;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSetBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
@@ -50,7 +54,11 @@ class NodeResourcesControllerTest {
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
+    serve(EmbeddedApiServer.builder());
+  }
+
+  private void serve(EmbeddedApiServer.Builder builder) {
+    server = builder.build().start();
     admin = server.newClient();
     // the informer retries a failed list after 200 ms, 400 ms, ... (see nothingIsWrittenBeforeTheInformerHasSynced)
     client = new KubernetesClientBuilder()
@@ -115,6 +123,16 @@ class NodeResourcesControllerTest {
     return new DeviceBuilder().withName(name)
         .addToAttributes("model", new DeviceAttribute(null, null, "a100", null))
         .build();
+  }
+
+  private static CounterSet counterSet(String name, String memory) {
+    return new CounterSetBuilder().withName(name).addToCounters("memory", new Counter(new Quantity(memory))).build();
+  }
+
+  /** A device that takes 10Gi of the memory counter of the set. */
+  private static Device partition(String name, String counterSet) {
+    return new DeviceBuilder(device(name)).addNewConsumesCounter().withCounterSet(counterSet)
+        .addToCounters("memory", new Counter(new Quantity("10Gi"))).endConsumesCounter().build();
   }
 
   private static Pool pool(String name, int devices) {
@@ -270,6 +288,109 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void aPoolWithoutDevicesIsOneEmptySliceAndNoPoolIsNoSlice() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    gpu.publish(List.of(pool("pool-a", 0)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    ResourceSlice empty = slicesOf(GPU).get(0);
+    assertThat(empty.getSpec().getDevices()).isEmpty();
+    assertThat(empty.getSpec().getPool().getName()).isEqualTo("pool-a");
+    assertThat(empty.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
+    barrier();
+    server.clearWrites();
+
+    // the same empty pool again: nothing to write
+    gpu.publish(List.of(pool("pool-a", 0)));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
+    gpu.publish(List.of());
+    await().until(() -> slicesOf(GPU).isEmpty());
+    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+  }
+
+  @Test
+  void sharedCountersGetSlicesOfTheirOwnAndPartitionsWithBindingConditionsPassThrough() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    List<CounterSet> sets = IntStream.range(0, 9).mapToObj(i -> counterSet("gpu-" + i, "80Gi")).toList();
+    List<Device> partitions = IntStream.range(0, 65).mapToObj(i -> new DeviceBuilder(
+        partition(String.format("part-%03d", i), "gpu-" + i % 9)).withBindsToNode(true).withBindingConditions("example.com/attached")
+        .withBindingFailureConditions("example.com/failed").build()).toList();
+    Pool pool = new Pool("p", partitions, sets);
+    gpu.publish(List.of(pool));
+    await().until(() -> slicesOf(GPU).size() == 4);
+
+    List<ResourceSlice> slices = slicesOf(GPU);
+    assertThat(slices).allSatisfy(s -> assertThat(s.getSpec().getPool().getResourceSliceCount()).isEqualTo(4L));
+    assertThat(slices).as("devices consuming counters: at most 64 per slice, no counters beside them")
+        .filteredOn(s -> !s.getSpec().getDevices().isEmpty())
+        .allSatisfy(s -> assertThat(s.getSpec().getSharedCounters()).isEmpty())
+        .extracting(s -> s.getSpec().getDevices().size()).containsExactlyInAnyOrder(64, 1);
+    assertThat(slices).as("counter sets: at most 8 per slice")
+        .filteredOn(s -> s.getSpec().getDevices().isEmpty())
+        .extracting(s -> s.getSpec().getSharedCounters().size()).containsExactlyInAnyOrder(8, 1);
+    Device stored = slices.stream().flatMap(s -> s.getSpec().getDevices().stream())
+        .filter(d -> d.getName().equals("part-010")).findFirst().orElseThrow();
+    assertThat(stored.getConsumesCounters()).singleElement()
+        .satisfies(c -> assertThat(c.getCounterSet()).isEqualTo("gpu-1"));
+    assertThat(stored.getBindsToNode()).isTrue();
+    assertThat(stored.getBindingConditions()).containsExactly("example.com/attached");
+    assertThat(stored.getBindingFailureConditions()).containsExactly("example.com/failed");
+    barrier();
+    server.clearWrites();
+
+    // the same pool in new objects: nothing to write
+    gpu.publish(List.of(new Pool("p", new ArrayList<>(partitions), new ArrayList<>(sets))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
+    // a changed counter is a change of the whole pool
+    List<CounterSet> changed = new ArrayList<>(sets);
+    changed.set(0, counterSet("gpu-0", "40Gi"));
+    gpu.publish(List.of(new Pool("p", partitions, changed)));
+    await().until(() -> slicesOf(GPU).stream().allMatch(s -> s.getSpec().getPool().getGeneration() == 2L));
+  }
+
+  @Test
+  void fieldsTheServerDropsForAFeatureGateThatIsOffAreReportedOnceNotWrittenForever() {
+    stop();
+    serve(EmbeddedApiServer.builder().disableFeatureGates("DRAPartitionableDevices"));
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    CounterSet set = counterSet("gpu-0", "80Gi");
+    Device partition = partition("part-0", "gpu-0");
+    gpu.publish(List.of(new Pool("p", List.of(partition), List.of(set))));
+    await().until(() -> status(controller).lastError().isPresent());
+    assertThat(status(controller).lastError().orElseThrow())
+        .startsWith("driver \"gpu.example.com\": the API server dropped spec.devices[].consumesCounters from "
+            + "ResourceSlice " + NODE + "-" + GPU + "-")
+        .contains("enable the feature gate DRAPartitionableDevices on the kube-apiserver");
+    barrier();
+    server.clearWrites();
+
+    // neither the resync nor the same snapshot again writes
+    time.advance(ControllerOptions.DEFAULTS.resyncPeriod());
+    gpu.publish(List.of(new Pool("p", List.of(partition), List.of(set))));
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+    assertThat(status(controller).lastError()).isPresent();
+
+    // a snapshot without the gated fields is published
+    gpu.publish(List.of(pool("p", 1)));
+    await().until(() -> status(controller).lastError().isEmpty());
+    await().until(() -> slicesOf(GPU).size() == 1);
+  }
+
+  private static DriverStatus status(NodeResourcesController controller) {
+    return controller.driverStatuses().stream().filter(s -> s.driverName().equals(GPU)).findFirst().orElseThrow();
+  }
+
+  @Test
   void aPoolWithTaintedDevicesIsSplitAt64() {
     NodeResourcesController controller = started();
     TestDriver gpu = new TestDriver(GPU);
@@ -305,9 +426,17 @@ class NodeResourcesControllerTest {
     assertThat(slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded())
         .isEqualTo(timeAdded);
 
+    // a restart of the controller and the driver with nothing changed: no write either
+    controller.close();
+    NodeResourcesController second = started();
+    TestDriver again = new TestDriver(GPU).snapshotOnSubscribe(List.of(new Pool("p", new ArrayList<>(devices))));
+    second.addDriver(again);
+    barrier();
+    assertThat(writesOf(GPU)).isEmpty();
+
     // a changed taint is a change
     devices.set(0, new DeviceBuilder(devices.get(0)).editFirstTaint().withEffect("NoExecute").endTaint().build());
-    gpu.publish(List.of(new Pool("p", devices)));
+    again.publish(List.of(new Pool("p", devices)));
     await().until(() -> !writesOf(GPU).isEmpty());
     barrier();
     assertThat(writesOf(GPU)).hasSize(1);

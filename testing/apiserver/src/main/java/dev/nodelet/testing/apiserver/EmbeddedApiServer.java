@@ -15,10 +15,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A Kubernetes API server for tests and for the launcher's demo mode, built on the fabric8 mock server's CRUD
@@ -38,7 +41,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
 
   private EmbeddedApiServer(Builder builder) {
     this.dispatcher = new ApiServerDispatcher(builder.historySize, builder.bookmarkInterval,
-        new Authorizer(builder.subjects), builder.validateNames);
+        new Authorizer(builder.subjects), builder.validateNames, Set.copyOf(builder.disabledFeatureGates));
     this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port);
   }
 
@@ -221,6 +224,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
     private Duration bookmarkInterval = Duration.ofSeconds(60);
     private final Map<String, Authorizer.Subject> subjects = new LinkedHashMap<>();
     private boolean validateNames = true;
+    private final Set<String> disabledFeatureGates = new HashSet<>();
 
     private Builder() {
     }
@@ -279,6 +283,24 @@ public final class EmbeddedApiServer implements AutoCloseable {
      */
     public Builder acceptInvalidNames() {
       this.validateNames = false;
+      return this;
+    }
+
+    /**
+     * Serves as a kube-apiserver with these feature gates off: it drops the fields they guard from the
+     * ResourceSlices it stores, unless the stored object already uses them, as the real server does. Known gates:
+     * {@code DRAPartitionableDevices} ({@code spec.sharedCounters}, {@code spec.devices[].consumesCounters}),
+     * {@code DRADeviceTaints} ({@code spec.devices[].taints}) and {@code DRADeviceBindingConditions}
+     * ({@code spec.devices[].bindingConditions}, {@code bindingFailureConditions}, {@code bindsToNode}).
+     */
+    public Builder disableFeatureGates(String... gates) {
+      for (String gate : gates) {
+        if (!ApiServerDispatcher.FEATURE_GATES.contains(gate)) {
+          throw new IllegalArgumentException("unknown feature gate \"" + gate + "\"; known: "
+              + new TreeSet<>(ApiServerDispatcher.FEATURE_GATES));
+        }
+        disabledFeatureGates.add(gate);
+      }
       return this;
     }
 

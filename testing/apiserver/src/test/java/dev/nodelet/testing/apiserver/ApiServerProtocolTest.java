@@ -1,6 +1,7 @@
 package dev.nodelet.testing.apiserver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -451,6 +452,29 @@ class ApiServerProtocolTest {
           .POST(HttpRequest.BodyPublishers.ofString("{\"metadata\":{\"name\":\"Bad_Name\"}}")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(r.statusCode()).isEqualTo(201);
+    }
+  }
+
+  @Test
+  void aDisabledFeatureGateDropsTheFieldsItGuardsUnlessTheStoredObjectUsesThem() throws Exception {
+    assertThatThrownBy(() -> EmbeddedApiServer.builder().disableFeatureGates("DRANoSuchGate"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown feature gate \"DRANoSuchGate\"").hasMessageContaining("DRADeviceTaints");
+    try (EmbeddedApiServer gated = EmbeddedApiServer.builder()
+        .disableFeatureGates("DRAPartitionableDevices", "DRADeviceBindingConditions").build().start()) {
+      String slice = "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\",\"nodeName\":\"n\","
+          + "\"pool\":{\"name\":\"p\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"d0\","
+          + "\"bindsToNode\":true,\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}],"
+          + "\"consumesCounters\":[{\"counterSet\":\"c\",\"counters\":{\"m\":{\"value\":\"1\"}}}]}]}}";
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(gated.url()
+          + "/apis/resource.k8s.io/v1/resourceslices")).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(slice)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(201);
+      JsonNode device = new ObjectMapper().readTree(r.body())
+          .path("spec").path("devices").get(0);
+      assertThat(device.has("consumesCounters")).isFalse();
+      assertThat(device.has("bindsToNode")).isFalse();
+      assertThat(device.path("taints").get(0).path("timeAdded").asText()).isNotEmpty();
     }
   }
 }

@@ -53,7 +53,49 @@ final class Admission {
     }
   }
 
+  /** Per feature gate, the ResourceSlice fields it guards: spec fields, then {@code devices[]} fields. */
+  static final Map<String, List<List<String>>> FEATURE_GATE_FIELDS = Map.of(
+      "DRAPartitionableDevices", List.of(List.of("sharedCounters"), List.of("consumesCounters")),
+      "DRADeviceTaints", List.of(List.of(), List.of("taints")),
+      "DRADeviceBindingConditions", List.of(List.of(),
+          List.of("bindingConditions", "bindingFailureConditions", "bindsToNode")));
+
   private Admission() {
+  }
+
+  /**
+   * Drops the ResourceSlice fields of disabled feature gates, unless {@code previous} uses them (the API server's
+   * rule, so that turning a gate off does not break stored objects).
+   */
+  static void dropDisabledFields(Resource resource, JsonNode previous, ObjectNode object, Set<String> disabled) {
+    if (!resource.plural().equals("resourceslices") || !(object.path("spec") instanceof ObjectNode spec)) {
+      return;
+    }
+    for (String gate : disabled) {
+      List<String> specFields = FEATURE_GATE_FIELDS.get(gate).get(0);
+      List<String> deviceFields = FEATURE_GATE_FIELDS.get(gate).get(1);
+      if (previous != null && uses(previous.path("spec"), specFields, deviceFields)) {
+        continue;
+      }
+      specFields.forEach(spec::remove);
+      for (JsonNode device : spec.path("devices")) {
+        if (device instanceof ObjectNode d) {
+          deviceFields.forEach(d::remove);
+        }
+      }
+    }
+  }
+
+  private static boolean uses(JsonNode spec, List<String> specFields, List<String> deviceFields) {
+    if (specFields.stream().anyMatch(f -> !spec.path(f).isMissingNode() && !spec.path(f).isNull())) {
+      return true;
+    }
+    for (JsonNode device : spec.path("devices")) {
+      if (deviceFields.stream().anyMatch(f -> !device.path(f).isMissingNode() && !device.path(f).isNull())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Defaults {@code apiVersion}/{@code kind} from the URL and checks them, and the name and namespace. */

@@ -68,14 +68,19 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final Map<String, java.util.concurrent.atomic.LongAdder> requests = new ConcurrentHashMap<>();
   private volatile ScheduledExecutorService timer;
   private final boolean validateNames;
+  private final Set<String> disabledFeatureGates;
   /** The object the delete on this thread removed, for the write record: the answer is a Status. */
   private static final ThreadLocal<String> DELETED = new ThreadLocal<>();
   private boolean dryRun; // guarded by writeMonitor: the write in progress stores nothing
   private String lastStored; // guarded by writeMonitor: the object the write in progress stored
 
+  /** The feature gates a server can be built without. */
+  public static final Set<String> FEATURE_GATES = Admission.FEATURE_GATE_FIELDS.keySet();
+
   public ApiServerDispatcher(int historySize, Duration bookmarkInterval, Authorizer authorizer,
-      boolean validateNames) {
+      boolean validateNames, Set<String> disabledFeatureGates) {
     this.validateNames = validateNames;
+    this.disabledFeatureGates = disabledFeatureGates;
     this.historySize = historySize;
     this.bookmarkInterval = bookmarkInterval;
     this.authorizer = authorizer;
@@ -732,7 +737,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     synchronized (eventLock) {
       previous = oldAttributes == null ? null : map.get(oldAttributes);
     }
-    Admission.defaults(resource, previous == null ? null : Json.read(previous), object);
+    JsonNode before = previous == null ? null : Json.read(previous);
+    Admission.dropDisabledFields(resource, before, object, disabledFeatureGates);
+    Admission.defaults(resource, before, object);
     return object.toString();
   }
 
