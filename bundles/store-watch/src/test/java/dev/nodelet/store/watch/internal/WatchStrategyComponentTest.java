@@ -128,9 +128,9 @@ class WatchStrategyComponentTest {
   /** The component's stores pass the last access through (to the second), so that nodelet:objects shows it. */
   @Test
   void aStoreTellsItsLastAccess() {
-    client.configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(client, config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), config(Map.of()));
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();
