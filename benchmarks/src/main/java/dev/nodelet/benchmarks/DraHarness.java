@@ -4,7 +4,7 @@ import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
-import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.dra.runtime.NodeResources;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -71,7 +71,7 @@ final class DraHarness {
       List<String> names = IntStream.range(0, driverCount).mapToObj(i -> "gpu-" + i + ".example.com").toList();
       server.clearWrites();
 
-      NodeResourcesController first = NodeResourcesController.builder(client, NODE)
+      NodeResources first = NodeResources.builder(client, NODE)
           .nodeUid(() -> Optional.of(nodeUid)).build();
       long t0 = System.nanoTime();
       first.start();
@@ -87,7 +87,7 @@ final class DraHarness {
       first.close();
       server.clearWrites();
       long t2 = System.nanoTime();
-      NodeResourcesController second = NodeResourcesController.builder(client, NODE)
+      NodeResources second = NodeResources.builder(client, NODE)
           .nodeUid(() -> Optional.of(nodeUid)).build();
       try {
         second.start();

@@ -1,5 +1,7 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.ControllerOptions;
+import dev.nodelet.dra.internal.NodeResourcesController;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DriverStatus;
@@ -59,7 +61,7 @@ public final class DraComponent implements DraStatus {
     this.client = client;
     this.identity = identity;
     try {
-      this.options = ControllerOptions.from(config);
+      this.options = DraOptions.from(config);
     } catch (IllegalArgumentException e) {
       LOG.error("Configuration {} is invalid, the DRA node controller does not start: {}", PID, e.getMessage());
       throw e;
@@ -74,7 +76,7 @@ public final class DraComponent implements DraStatus {
   void modified(DraConfiguration config) {
     ControllerOptions next;
     try {
-      next = ControllerOptions.from(config);
+      next = DraOptions.from(config);
     } catch (IllegalArgumentException e) {
       LOG.error("Configuration {} refused, the DRA node controller keeps its last good configuration: {}", PID,
           e.getMessage());

@@ -1,5 +1,6 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.Scheduler;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;

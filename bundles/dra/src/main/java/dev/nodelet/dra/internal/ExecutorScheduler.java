@@ -1,5 +1,6 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.Scheduler;
 import java.time.Duration;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,7 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.ControllerOptions;
+import dev.nodelet.dra.runtime.Scheduler;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;

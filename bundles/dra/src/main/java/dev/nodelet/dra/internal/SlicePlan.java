@@ -1,5 +1,6 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.dra.Pool;
 import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
@@ -37,7 +38,7 @@ import java.util.stream.Collectors;
  */
 record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, List<ResourceSlice> deletes) {
 
-  static final int MAX_DEVICES_PER_SLICE = 128;
+  static final int MAX_DEVICES_PER_SLICE = ControllerOptions.MAX_DEVICES_PER_SLICE;
   static final int MAX_DEVICES_PER_SLICE_WITH_TAINTS = 64;
   static final int MAX_COUNTER_SETS_PER_SLICE = 8;
 

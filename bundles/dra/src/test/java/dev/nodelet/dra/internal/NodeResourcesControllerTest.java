@@ -1,5 +1,8 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.ManualScheduler;
+import dev.nodelet.dra.runtime.ControllerOptions;
+import dev.nodelet.dra.internal.NodeResourcesController;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,5 +1,7 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.ManualScheduler;
+import dev.nodelet.dra.runtime.ControllerOptions;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

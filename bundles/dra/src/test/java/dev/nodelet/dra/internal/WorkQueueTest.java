@@ -1,5 +1,6 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.dra.runtime.ManualScheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;

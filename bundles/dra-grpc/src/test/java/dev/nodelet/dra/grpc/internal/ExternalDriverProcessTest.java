@@ -7,8 +7,8 @@ import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
-import dev.nodelet.dra.internal.ControllerOptions;
-import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.dra.runtime.ControllerOptions;
+import dev.nodelet.dra.runtime.NodeResources;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
 import dev.nodelet.testing.apiserver.Verb;
@@ -61,7 +61,7 @@ class ExternalDriverProcessTest {
         KubernetesClient client = server.newClient()) {
       String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
           .build()).create().getMetadata().getUid();
-      try (NodeResourcesController controller = NodeResourcesController.builder(client, "node-a")
+      try (NodeResources controller = NodeResources.builder(client, "node-a")
           .nodeUid(() -> Optional.of(uid)).options(options).build();
           Transport transport = new Transport(1);
           RegistrationWatcher watcher = new RegistrationWatcher(registry, Duration.ofMillis(20),

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.dra.Pool;
-import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.dra.runtime.NodeResources;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
 import dev.nodelet.testing.apiserver.Verb;
@@ -40,7 +40,7 @@ class ExampleDriverTest {
       ExampleDriver driver = new ExampleDriver(config(Map.of(
           "attributes", new String[] {"model=a100", "cores=108", "ecc=true", "driverVersion=1.2.3"},
           "capacity", new String[] {"memory=80Gi"})));
-      try (NodeResourcesController controller = NodeResourcesController.builder(client, "node-a")
+      try (NodeResources controller = NodeResources.builder(client, "node-a")
           .nodeUid(() -> Optional.of(uid)).build()) {
         controller.start();
         controller.addDriver(driver);
@@ -148,7 +148,7 @@ class ExampleDriverTest {
       String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
           .build()).create().getMetadata().getUid();
       ExampleDriver driver = new ExampleDriver(config(Map.of()));
-      try (NodeResourcesController controller = NodeResourcesController.builder(client, "node-a")
+      try (NodeResources controller = NodeResources.builder(client, "node-a")
           .nodeUid(() -> Optional.of(uid)).build()) {
         controller.start();
         controller.addDriver(driver);

@@ -1,12 +1,15 @@
-package dev.nodelet.dra.internal;
+package dev.nodelet.dra.runtime;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
-/** A {@link Scheduler} whose time moves only in {@link #advance}; due tasks run on the calling thread. */
-final class ManualScheduler implements Scheduler {
+/**
+ * A {@link Scheduler} whose time moves only in {@link #advance}; due tasks run on the calling thread. For tests that
+ * drive the controller's retries, rate limits and grace periods without waiting.
+ */
+public final class ManualScheduler implements Scheduler {
 
   private final class Scheduled implements Task {
     final long due;
@@ -44,7 +47,7 @@ final class ManualScheduler implements Scheduler {
   }
 
   /** Moves time forward, running every task that falls due, in order of due time. */
-  void advance(Duration step) {
+  public void advance(Duration step) {
     long target;
     synchronized (this) {
       target = now + step.toNanos();
@@ -66,7 +69,7 @@ final class ManualScheduler implements Scheduler {
   }
 
   /** The delays from now of the pending tasks, soonest first. */
-  synchronized List<Duration> pendingDelays() {
+  public synchronized List<Duration> pendingDelays() {
     return pending.stream().map(s -> Duration.ofNanos(s.due - now)).sorted().toList();
   }
 }

@@ -1,4 +1,4 @@
-package dev.nodelet.dra.internal;
+package dev.nodelet.dra.runtime;
 
 import java.time.Duration;
 
