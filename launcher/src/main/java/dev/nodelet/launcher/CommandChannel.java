@@ -15,7 +15,10 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,6 +37,9 @@ final class CommandChannel implements AutoCloseable {
 
   static final String SOCKET = "nodelet.sock";
   private static final int MAX_LINE = 64 * 1024;
+  private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.GROUP_READ,
+      PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
+      PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 
   private final Path socket;
   private final ServerSocketChannel server;
@@ -49,8 +55,17 @@ final class CommandChannel implements AutoCloseable {
 
   /** Binds {@code <runDir>/nodelet.sock} (mode 0600, in a folder of mode 0700) and starts serving. */
   static CommandChannel open(Path runDir, BundleContext context, GogoSessions gogo) throws IOException {
-    Files.createDirectories(runDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Files.setPosixFilePermissions(runDir, PosixFilePermissions.fromString("rwx------"));
+    if (Files.isDirectory(runDir)) {
+      // never chmod a folder the user gave (--run /tmp would lock everybody else out of it): refuse a shared one
+      Set<PosixFilePermission> mode = Files.getPosixFilePermissions(runDir);
+      if (!Collections.disjoint(mode, OTHERS)) {
+        throw new IOException("the run folder " + runDir.toAbsolutePath() + " is open to other users (mode "
+            + PosixFilePermissions.toString(mode) + "): give --run a folder of mode 0700, or one that does not exist");
+      }
+    } else {
+      Files.createDirectories(runDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+          "rwx------")));
+    }
     Path socket = runDir.toAbsolutePath().resolve(SOCKET);
     if (Files.exists(socket)) {
       try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {

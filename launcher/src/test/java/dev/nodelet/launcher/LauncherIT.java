@@ -254,6 +254,23 @@ class LauncherIT {
     Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
   }
 
+  /** A shared folder given to --run is refused, not made private: chmod of /tmp would lock other users out. */
+  @Test
+  void aRunFolderOpenToOtherUsersIsRefusedAndLeftAsItWas() throws Exception {
+    Path shared = Files.createDirectories(dir.resolve("shared"));
+    Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Process process = launch("--run", shared.toString());
+    try {
+      assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(process.exitValue()).isEqualTo(1);
+      assertThat(awaitLine("nodelet: cannot start")).contains(shared.toString()).contains("open to other users")
+          .contains("mode 0700");
+      assertThat(Files.getPosixFilePermissions(shared)).isEqualTo(PosixFilePermissions.fromString("rwxr-xr-x"));
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
   @Test
   void anInvalidNodeNameExitsAtOnceWithStatusTwo() throws Exception {
     long start = System.nanoTime();
