@@ -21,8 +21,9 @@ public final class ConfigMapManagerComponent extends ManagerComponent<ConfigMap>
   public static final String PID = "dev.nodelet.configmap";
 
   @Activate
-  public ConfigMapManagerComponent(@Reference KubernetesClient client, ManagerConfiguration config) {
-    super(ObjectManager.configMaps(client).build(), PID, config);
+  public ConfigMapManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
+      ManagerConfiguration config) {
+    super(ObjectManager.configMaps(client).build(), PID, metrics, config);
   }
 
   @Override

@@ -21,8 +21,9 @@ public final class SecretManagerComponent extends ManagerComponent<Secret> imple
   public static final String PID = "dev.nodelet.secret";
 
   @Activate
-  public SecretManagerComponent(@Reference KubernetesClient client, ManagerConfiguration config) {
-    super(ObjectManager.secrets(client).build(), PID, config);
+  public SecretManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
+      ManagerConfiguration config) {
+    super(ObjectManager.secrets(client).build(), PID, metrics, config);
   }
 
   @Override
