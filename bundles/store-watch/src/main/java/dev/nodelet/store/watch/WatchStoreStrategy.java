@@ -4,6 +4,7 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.store.watch.internal.WatchClient;
+import dev.nodelet.store.watch.internal.WatchMetrics;
 import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -31,6 +32,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   private final WatchClient watchClient;
   private final Clock clock;
   private final WatchSettings settings;
+  private final WatchMetrics metrics;
   private final ScheduledThreadPoolExecutor timer;
   private final Set<WatchObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
   private volatile boolean retiring;
@@ -40,6 +42,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     this.watchClient = new WatchClient(builder.client);
     this.clock = builder.clock;
     this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval);
+    this.metrics = builder.metrics.instruments();
     this.timer = new ScheduledThreadPoolExecutor(1, r -> {
       Thread thread = new Thread(r, "nodelet-store-watch-sweep");
       thread.setDaemon(true);
@@ -66,7 +69,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
       throw new IllegalStateException("the watch strategy is closed");
     }
     WatchObjectStore<T> store = new WatchObjectStore<>(watchClient.client(), type, clock, settings, timer,
-        listener);
+        listener, metrics);
     openStores.add(store);
     store.onClose(() -> {
       openStores.remove(store);
@@ -135,9 +138,20 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     private Duration resyncInterval = Duration.ofMinutes(1);
     private Duration syncWait = Duration.ofSeconds(1);
     private Duration sweepInterval = Duration.ofMinutes(1);
+    private WatchStoreMetrics metrics = new WatchStoreMetrics();
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * @param metrics where the stores of the strategy count what they do; a new, unregistered one by default
+     * @return this builder
+     * @since 1.2
+     */
+    public Builder metrics(WatchStoreMetrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      return this;
     }
 
     /**

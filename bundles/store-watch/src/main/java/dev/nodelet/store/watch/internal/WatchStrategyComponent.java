@@ -4,9 +4,12 @@ import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.ToLongFunction;
@@ -26,10 +29,10 @@ import org.slf4j.LoggerFactory;
  * refused with an error naming the key. A new client re-activates it; deactivation stops every watch and the sweep
  * timer.
  */
-@Component(service = StoreStrategy.class, configurationPid = WatchStrategyComponent.PID,
+@Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
 @Designate(ocd = WatchStrategyConfiguration.class)
-public final class WatchStrategyComponent implements StoreStrategy {
+public final class WatchStrategyComponent implements StoreStrategy, MultiCollector {
 
   public static final String PID = "dev.nodelet.store.watch";
 
@@ -83,6 +86,8 @@ public final class WatchStrategyComponent implements StoreStrategy {
 
   private final KubernetesClient client;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
+  /** Shared by the strategies built one after another, so that the counts go on. */
+  private final WatchStoreMetrics metrics = new WatchStoreMetrics();
   private volatile WatchStoreStrategy strategy;
 
   /**
@@ -128,6 +133,7 @@ public final class WatchStrategyComponent implements StoreStrategy {
     return WatchStoreStrategy.builder(client)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
+        .metrics(metrics)
         .build();
   }
 
@@ -155,6 +161,11 @@ public final class WatchStrategyComponent implements StoreStrategy {
         // replaced and closed meanwhile: take the new one
       }
     }
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    return metrics.collect();
   }
 
   @Deactivate
