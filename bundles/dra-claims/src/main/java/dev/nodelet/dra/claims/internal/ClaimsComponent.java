@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * service (dynamic, greedy), and the {@link ClaimStatus} service. A new configuration re-activates it; the
  * checkpoint carries the prepared claims across.
  */
-@Component(service = {PodListener.class, ClaimStatus.class, MultiCollector.class}, configurationPid = ClaimsComponent.PID,
+@Component(service = {PodListener.class, ClaimStatus.class, MultiCollector.class},
+    configurationPid = ClaimsComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = ClaimsConfiguration.class)
 public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCollector {
