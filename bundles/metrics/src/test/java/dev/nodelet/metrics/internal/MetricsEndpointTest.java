@@ -70,6 +70,21 @@ class MetricsEndpointTest {
   }
 
   @Test
+  void twoContributionsOfOneFamilyAreServedTogether() throws Exception {
+    endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
+    Counter first = Counter.builder().name("nodelet_test_devices_total").help("d").labelNames("driver").build();
+    Counter second = Counter.builder().name("nodelet_test_devices_total").help("d").labelNames("driver").build();
+    first.labelValues("a").inc();
+    second.labelValues("b").inc(2);
+    endpoint.addCollector(() -> MetricSnapshots.of(first.collect()));
+    endpoint.addCollector(() -> MetricSnapshots.of(second.collect()));
+    HttpResponse<String> text = scrape(null);
+    assertThat(text.statusCode()).isEqualTo(200);
+    assertThat(text.body()).contains("nodelet_test_devices_total{driver=\"a\"} 1.0")
+        .contains("nodelet_test_devices_total{driver=\"b\"} 2.0");
+  }
+
+  @Test
   void aNewPortMovesTheEndpointAndDeactivationLeavesNoThreadOrSocket() throws Exception {
     endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
     int first = endpoint.address().getPort();
