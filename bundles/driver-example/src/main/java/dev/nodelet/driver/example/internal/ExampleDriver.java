@@ -67,10 +67,10 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
   private final Map<String, List<PreparedDevice>> prepared = new ConcurrentHashMap<>(); // by claim UID
   private final GaugeWithCallback devices = GaugeWithCallback.builder().name("nodelet_example_driver_devices")
       .help("Devices of the example driver's pool.").labelNames("driver")
-      .callback(callback -> callback.call(pools.get(0).devices().size(), driverName)).build();
+      .callback(callback -> callback.call(pools.get(0).devices().size(), driverName())).build();
   private final GaugeWithCallback preparedClaims = GaugeWithCallback.builder()
       .name("nodelet_example_driver_prepared_claims").help("Claims the example driver holds prepared.")
-      .labelNames("driver").callback(callback -> callback.call(prepared.size(), driverName)).build();
+      .labelNames("driver").callback(callback -> callback.call(prepared.size(), driverName())).build();
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
