@@ -90,7 +90,7 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
 
   @Override
   public final T get(String namespace, String name) {
-    long start = System.nanoTime();
+    long start = recorder.start();
     T object;
     try {
       object = manager.get(namespace, name);

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.osgi.service.component.annotations.Component;
@@ -30,11 +31,17 @@ import org.osgi.service.component.annotations.Component;
 public final class ManagerMetrics implements MultiCollector {
 
   static final double NANOS_PER_SECOND = 1e9;
+  /** One get in this many is timed: a cached get takes tens of nanoseconds, about what reading the clock costs. */
+  static final int GET_SAMPLING = 64;
+  /** The start time of a get that is not timed. */
+  static final long NOT_TIMED = Long.MIN_VALUE;
 
   private final List<ObjectManager<?>> managers = new CopyOnWriteArrayList<>();
+  private final int sampling;
 
   private final Histogram getDuration = Histogram.builder().name("nodelet_manager_get_duration_seconds")
-      .help("Duration of the gets a manager answered, successful or not.").labelNames("resource")
+      .help("Duration of the gets a manager answered, successful or not; one get in " + GET_SAMPLING
+          + " is timed.").labelNames("resource")
       // from a microsecond (a cached get) to seconds (a get that waits for a sync)
       .classicOnly().classicExponentialUpperBounds(1e-6, 4, 12).withoutExemplars().build();
   private final Counter getErrors = Counter.builder().name("nodelet_manager_get_errors_total")
@@ -63,6 +70,19 @@ public final class ManagerMetrics implements MultiCollector {
         callback.call(statistics.terminatedWatchers(), m.type().plural());
       }))
       .build();
+
+  /** Times one get in {@value #GET_SAMPLING}. */
+  public ManagerMetrics() {
+    this(GET_SAMPLING);
+  }
+
+  /** @param sampling one get in this many is timed; a power of two (tests time every get with 1) */
+  ManagerMetrics(int sampling) {
+    if (Integer.bitCount(sampling) != 1) {
+      throw new IllegalArgumentException("sampling must be a power of two, was " + sampling);
+    }
+    this.sampling = sampling;
+  }
 
   @Override
   public MetricSnapshots collect() {
@@ -99,7 +119,10 @@ public final class ManagerMetrics implements MultiCollector {
     return manager.objects().stream().collect(Collectors.groupingBy(key, Collectors.counting()));
   }
 
-  /** Times the gets of one manager; the data points are looked up once, so a get pays two clock reads. */
+  /**
+   * Times the gets of one manager, one in {@link #sampling}: the choice costs a thread-local random number, a timed
+   * get two clock reads and the observation. The data points are looked up once.
+   */
   final class Recorder {
     private final String resource;
     private final DistributionDataPoint duration;
@@ -109,8 +132,15 @@ public final class ManagerMetrics implements MultiCollector {
       this.duration = getDuration.labelValues(resource);
     }
 
+    /** @return the start time of a get to time, or {@link #NOT_TIMED} */
+    long start() {
+      return (ThreadLocalRandom.current().nextInt() & (sampling - 1)) == 0 ? System.nanoTime() : NOT_TIMED;
+    }
+
     void answered(long startNanos) {
-      duration.observe((System.nanoTime() - startNanos) / NANOS_PER_SECOND);
+      if (startNanos != NOT_TIMED) {
+        duration.observe((System.nanoTime() - startNanos) / NANOS_PER_SECOND);
+      }
     }
 
     void failed(long startNanos, RuntimeException error) {

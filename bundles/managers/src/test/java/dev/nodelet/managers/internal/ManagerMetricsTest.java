@@ -28,7 +28,7 @@ class ManagerMetricsTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
-  private final ManagerMetrics metrics = new ManagerMetrics();
+  private final ManagerMetrics metrics = new ManagerMetrics(1);
   private WatchStoreStrategy watch;
   private ConfigMapManagerComponent configMaps;
   private SecretManagerComponent secrets;
@@ -72,6 +72,31 @@ class ManagerMetricsTest {
         .withNewSpec().addNewContainer().withName("c").addNewEnvFrom().withNewConfigMapRef().withName("settings")
         .endConfigMapRef().endEnvFrom().addNewEnvFrom().withNewSecretRef().withName("db-password").endSecretRef()
         .endEnvFrom().endContainer().endSpec().build();
+  }
+
+  @Test
+  void theDefaultTimesOneGetInSixtyFour() throws Exception {
+    ManagerMetrics sampled = new ManagerMetrics();
+    ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
+    ConfigMapManagerComponent component = new ConfigMapManagerComponent(api.client(), sampled, config);
+    try {
+      component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+      component.registerPod(pod());
+      component.get("ns", "settings");
+      for (int i = 0; i < 64_000; i++) {
+        component.get("ns", "settings");
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      PrometheusTextFormatWriter.create().write(out, sampled.collect());
+      Matcher count = Pattern.compile(
+          "(?m)^nodelet_manager_get_duration_seconds_count\\{resource=\"configmaps\"} (\\S+)$")
+          .matcher(out.toString(StandardCharsets.UTF_8));
+      assertThat(count.find()).isTrue();
+      // 1000 expected; far outside this, the sampling is broken
+      assertThat(Double.parseDouble(count.group(1))).isBetween(700.0, 1300.0);
+    } finally {
+      component.deactivate();
+    }
   }
 
   @Test
