@@ -1,7 +1,7 @@
-package dev.nodelet.dra.internal;
+package dev.nodelet.shell.gogo.internal;
 
 import dev.nodelet.dra.DraStatus;
-import dev.nodelet.dra.DraViews;
+import dev.nodelet.shell.views.DraViews;
 import org.apache.felix.service.command.Descriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;

@@ -1,6 +1,9 @@
-package dev.nodelet.dra.claims;
+package dev.nodelet.shell.views;
 
 import dev.nodelet.dra.PreparedDevice;
+import dev.nodelet.dra.claims.ClaimInfo;
+import dev.nodelet.dra.claims.ClaimStatus;
+import dev.nodelet.dra.claims.ContainerDevices;
 import java.util.List;
 import java.util.stream.Collectors;
 

@@ -1,5 +1,8 @@
-package dev.nodelet.dra;
+package dev.nodelet.shell.views;
 
+import dev.nodelet.dra.DraStatus;
+import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.SliceSummary;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,8 +11,6 @@ import java.util.List;
 /**
  * The text that shells show of {@link DraStatus}: the one place that decides what {@code nodelet:drivers} and
  * {@code nodelet:slices} print, whichever shell runs them (Gogo or Karaf).
- *
- * @since 1.1
  */
 public final class DraViews {
 

@@ -1,7 +1,7 @@
-package dev.nodelet.dra.claims.internal;
+package dev.nodelet.shell.gogo.internal;
 
 import dev.nodelet.dra.claims.ClaimStatus;
-import dev.nodelet.dra.claims.ClaimViews;
+import dev.nodelet.shell.views.ClaimViews;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
