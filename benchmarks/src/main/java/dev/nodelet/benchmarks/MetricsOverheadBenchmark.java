@@ -1,9 +1,10 @@
 package dev.nodelet.benchmarks;
 
+import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.managers.internal.InstrumentedManagers;
 import dev.nodelet.managers.internal.ManagerMetrics;
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
@@ -58,7 +59,7 @@ public class MetricsOverheadBenchmark {
       manager = InstrumentedManagers.configMaps(client, new ManagerMetrics(), strategy, "watch");
     } else {
       strategy = WatchStoreStrategy.builder(client).build();
-      plain = ObjectManager.configMaps(client).build();
+      plain = ObjectManagers.configMaps(client).build();
       plain.useStrategy("watch", strategy);
       manager = plain;
     }

@@ -1,5 +1,6 @@
 package dev.nodelet.managers.internal;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ConfigMapManager;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.PodListener;
@@ -23,7 +24,7 @@ public final class ConfigMapManagerComponent extends ManagerComponent<ConfigMap>
   @Activate
   public ConfigMapManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
       ManagerConfiguration config) {
-    super(ObjectManager.configMaps(client).build(), PID, metrics, config);
+    super(ObjectManagers.configMaps(client).build(), PID, metrics, config);
   }
 
   @Override
