@@ -31,7 +31,7 @@ public interface DiskStore<T extends HasMetadata> {
   void put(T object);
 
   /**
-   * Drops the object (deleted on the API server, or no longer referenced) and every reference to it.
+   * Drops the stored version of the object (deleted on the API server); the references to it stay.
    *
    * @param namespace the object's namespace
    * @param name the object's name
@@ -48,13 +48,22 @@ public interface DiskStore<T extends HasMetadata> {
   void addReference(String namespace, String name, String podUid);
 
   /**
-   * Records that the pod no longer references the object.
+   * Records that the pod no longer references the object; an object that no pod references any more is dropped.
    *
    * @param namespace the object's namespace
    * @param name the object's name
    * @param podUid the pod's UID
    */
   void deleteReference(String namespace, String name, String podUid);
+
+  /**
+   * Forgets every pod read back by {@link #load()} that has not referenced anything since ({@link #addReference}),
+   * with the objects that only such pods referenced: once the API server answers again, the pods that still exist
+   * have registered again.
+   *
+   * @return the number of pods forgotten
+   */
+  int dropRestoredPods();
 
   /** @return the bytes of object data stored now, as the size limit counts them */
   long storedBytes();
@@ -88,6 +97,11 @@ public interface DiskStore<T extends HasMetadata> {
       @Override
       public void deleteReference(String namespace, String name, String podUid) {
         // nothing is kept
+      }
+
+      @Override
+      public int dropRestoredPods() {
+        return 0;
       }
 
       @Override

@@ -62,6 +62,9 @@ class DiskStoreTest {
       store.addReference("ns", "c", "pod-3");
       store.put(configMap("c", "uid-c", "4", "gone"));
       store.remove("ns", "c");
+      store.addReference("ns", "d", "pod-4");
+      store.put(configMap("d", "uid-d", "4", "unreferenced"));
+      store.deleteReference("ns", "d", "pod-4");
       store.deleteReference("ns", "a", "pod-2");
     }
     try (Persistence persistence = Persistence.open(options)) {
@@ -224,6 +227,29 @@ class DiskStoreTest {
       // only current pods' objects are left, even though they are over the limit
       assertThat(store.load()).extracting(s -> s.object().getMetadata().getName())
           .containsExactlyInAnyOrder("kept", "fresh");
+    }
+  }
+
+  @Test
+  void restoredPodsThatDoNotRegisterAgainAreDroppedWithTheirObjects() throws IOException {
+    PersistenceOptions options = options("node-a");
+    try (Persistence persistence = Persistence.open(options)) {
+      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "shared", "pod-gone");
+      store.addReference("ns", "shared", "pod-back");
+      store.put(configMap("shared", "uid-s", "1", "s"));
+      store.addReference("ns", "only-gone", "pod-gone");
+      store.put(configMap("only-gone", "uid-o", "1", "o"));
+    }
+    try (Persistence persistence = Persistence.open(options)) {
+      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+      assertThat(store.load()).hasSize(2);
+      store.addReference("ns", "shared", "pod-back");
+      assertThat(store.dropRestoredPods()).isEqualTo(1);
+      assertThat(store.load()).singleElement().satisfies(s -> {
+        assertThat(s.object().getMetadata().getName()).isEqualTo("shared");
+        assertThat(s.podUids()).containsExactly("pod-back");
+      });
     }
   }
 

@@ -214,7 +214,10 @@ public final class MvDiskStore<T extends HasMetadata> implements DiskStore<T> {
   public synchronized void remove(String namespace, String name) {
     String key = key(namespace, name);
     try {
-      drop(key);
+      byte[] before = objects.remove(key);
+      if (before != null) {
+        storedBytes -= before.length;
+      }
     } catch (RuntimeException e) {
       LOG.warn("Could not drop {} {} from {}: {}", type.plural(), key, file, e.getMessage());
     }
@@ -241,7 +244,8 @@ public final class MvDiskStore<T extends HasMetadata> implements DiskStore<T> {
       Set<String> holders = podsOfKey.get(key);
       if (holders != null && holders.remove(podUid)) {
         if (holders.isEmpty()) {
-          podsOfKey.remove(key);
+          // no pod references it any more
+          drop(key);
         }
         String keys = join(podUid, key, false);
         if (keys.isEmpty()) {
@@ -253,6 +257,29 @@ public final class MvDiskStore<T extends HasMetadata> implements DiskStore<T> {
     } catch (RuntimeException e) {
       LOG.warn("Could not drop a reference to {} {} from {}: {}", type.plural(), key, file, e.getMessage());
     }
+  }
+
+  @Override
+  public synchronized int dropRestoredPods() {
+    List<String> restored = new ArrayList<>();
+    for (String pod : pods.keySet()) {
+      if (!currentPods.contains(pod)) {
+        restored.add(pod);
+      }
+    }
+    try {
+      for (String pod : restored) {
+        for (String key : keys(pods.remove(pod))) {
+          Set<String> holders = podsOfKey.get(key);
+          if (holders != null && holders.remove(pod) && holders.isEmpty()) {
+            drop(key);
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("Could not drop the references of restored pods from {}: {}", file, e.getMessage());
+    }
+    return restored.size();
   }
 
   @Override
