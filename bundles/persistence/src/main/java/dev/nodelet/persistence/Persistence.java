@@ -56,6 +56,16 @@ public final class Persistence implements AutoCloseable {
     return new Persistence(options, cipher);
   }
 
+  /**
+   * Checks a key file as {@link #open} does, without opening anything, for configuration checks.
+   *
+   * @param keyFile the key file
+   * @throws IllegalArgumentException if it is missing, unreadable, not a key, or open to group or others
+   */
+  public static void checkKeyFile(Path keyFile) {
+    AesGcm.fromKeyFile(keyFile);
+  }
+
   /** @return the options this directory was opened with */
   public PersistenceOptions options() {
     return options;
