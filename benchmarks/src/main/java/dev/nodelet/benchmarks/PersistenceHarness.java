@@ -55,7 +55,10 @@ final class PersistenceHarness {
           KubernetesClient admin = Watched.client(server.url())) {
         Fixtures.createConfigMaps(admin, 0, watched);
         plain = UpdateVisibilityHarness.measure(server.url(), admin, watched, seconds, Watched::nodelet);
-        try (Persistence persistence = Persistence.open(options.withEncryptConfigMaps(true))) {
+        // a directory of its own: the first part's objects would be restored and resumed against another server
+        PersistenceOptions fresh = new PersistenceOptions(dir.resolve("store-update"), options.nodeName(),
+            options.keyFile(), true, 0, PersistenceOptions.DEFAULT_COMMIT_DELAY);
+        try (Persistence persistence = Persistence.open(fresh)) {
           persisted = UpdateVisibilityHarness.measure(server.url(), admin, watched, seconds,
               u -> Watched.nodelet(u, persistence));
         }

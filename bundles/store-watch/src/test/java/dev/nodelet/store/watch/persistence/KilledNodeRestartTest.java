@@ -182,6 +182,36 @@ class KilledNodeRestartTest {
     assertThat(lists()).isEqualTo(listsBefore);
   }
 
+  @Test
+  void aStoredVersionTheApiServerNoLongerHasIsListedAgainOnce() throws Exception {
+    api.close();
+    // a history of 5 events: a few changes while the node is down make its stored version too old (410 Gone)
+    api = EmbeddedApiServer.builder().historySize(5).build().start();
+    admin.close();
+    admin = api.newClient();
+    admin.configMaps().inNamespace(NS).resource(configMap("old", "v1")).create();
+    Path key = keyFile();
+    Path store = dir.resolve("store");
+    node = startNode(store, key, "configmaps/old");
+    node.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    for (int i = 0; i < 10; i++) {
+      admin.configMaps().inNamespace(NS).resource(configMap("other-" + i, "x")).create();
+    }
+    admin.configMaps().inNamespace(NS).withName("old").edit(c -> { c.getData().put("v", "v2"); return c; });
+
+    long listsBefore = lists();
+    try (KubernetesClient client = api.newClient();
+        Persistence persistence = Persistence.open(PersistenceOptions.of(store, NODE, key));
+        WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).persistence(persistence).build()) {
+      ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS);
+      await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+        assertThat(configMaps.get(NS, "old").getData()).containsEntry("v", "v2");
+        assertThat(configMaps.state(NS, "old")).contains(ObjectState.RUNNING);
+      });
+    }
+    assertThat(lists() - listsBefore).isEqualTo(1);
+  }
+
   private long lists() {
     return api.requestCount(Verb.LIST, "configmaps") + api.requestCount(Verb.LIST, "secrets");
   }
