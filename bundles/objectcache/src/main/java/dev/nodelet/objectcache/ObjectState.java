@@ -14,7 +14,7 @@ public enum ObjectState {
    * Served from the copy a previous run stored on disk: the API server has not confirmed or replaced it yet (it is
    * unreachable, or the watch that resumes from the stored resourceVersion has not reported yet).
    *
-   * @since 2.1
+   * @since 3.0
    */
   FROM_DISK
 }
