@@ -2,6 +2,8 @@ package dev.nodelet.launcher;
 
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -9,6 +11,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -109,6 +112,9 @@ public final class Main {
         where = "the cluster of " + options.kubeconfig();
       }
       kube.put("node.name", options.nodeName());
+      if (options.metrics().isPresent()) {
+        configuration.put(Metrics.PID, options.metrics().get().configuration());
+      }
       // the checkpoint of prepared DRA claims survives a restart with the same work directory
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
@@ -171,6 +177,9 @@ public final class Main {
         out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),
             Duration.ofSeconds(options.readyTimeoutSeconds())));
       }
+      options.metrics().ifPresent(m -> out.println("  metrics: " + (m.port() == 0
+          ? "a free port on " + m.address() + " (the log names it)"
+          : "http://" + m.address() + ":" + m.port() + "/metrics")));
       if (registry != null) {
         out.println("  external DRA drivers register their sockets in " + registry);
       }
@@ -204,10 +213,25 @@ public final class Main {
     }
   }
 
+  /**
+   * The metrics endpoint the command line asks for.
+   *
+   * @param port the port, 0 for a free one
+   * @param address the IP address to listen on
+   */
+  record Metrics(int port, String address) {
+    static final String LOOPBACK = "127.0.0.1";
+    static final String PID = "dev.nodelet.metrics";
+
+    Map<String, Object> configuration() {
+      return Map.of("port", port, "bind.address", address);
+    }
+  }
+
   /** The command line; see {@link #USAGE}. */
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
-      boolean help, Path deployDir, Path runDir, String exec) {
+      boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics) {
 
     /** A node's name is a DNS subdomain (RFC 1123), as the API server requires. */
     private static final Pattern NODE_NAME =
@@ -230,6 +254,10 @@ public final class Main {
         "                      print its output and exit with its status",
         "  --work DIR          framework cache and generated files (default: a fresh temporary folder)",
         "  --api-port N        port of the embedded API server (default: a free one)",
+        "  --metrics-port N    serve Prometheus metrics at http://ADDRESS:N/metrics (default: no metrics endpoint;",
+        "                      0 takes a free port)",
+        "  --metrics-address A the address of the metrics endpoint (default: 127.0.0.1, this node only;",
+        "                      0.0.0.0 for every interface)",
         "  --shell             start the Gogo shell on standard input even when it is not a terminal",
         "  --no-shell          do not start the Gogo shell (the default when standard input is not a terminal)",
         "  --help              this text");
@@ -247,6 +275,8 @@ public final class Main {
       Path deploy = null;
       Path run = null;
       String exec = null;
+      int metricsPort = -1;
+      String metricsAddress = null;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -256,7 +286,9 @@ public final class Main {
           case "--node" -> node = value(args, ++i, arg);
           case "--etc" -> etc = Path.of(value(args, ++i, arg));
           case "--work" -> work = Path.of(value(args, ++i, arg));
-          case "--api-port" -> port = port(value(args, ++i, arg));
+          case "--api-port" -> port = port(value(args, ++i, arg), arg);
+          case "--metrics-port" -> metricsPort = port(value(args, ++i, arg), arg);
+          case "--metrics-address" -> metricsAddress = address(value(args, ++i, arg), arg);
           case "--no-shell" -> shell = false;
           case "--shell" -> shell = true;
           case "--deploy" -> deploy = Path.of(value(args, ++i, arg));
@@ -282,12 +314,18 @@ public final class Main {
             + " letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters"
             + " (--node or NODE_NAME)");
       }
+      if (metricsAddress != null && metricsPort < 0) {
+        throw new IllegalArgumentException("--metrics-address needs --metrics-port: the endpoint runs only on a port"
+            + " given");
+      }
+      Optional<Metrics> metrics = metricsPort < 0 ? Optional.empty()
+          : Optional.of(new Metrics(metricsPort, metricsAddress == null ? Metrics.LOOPBACK : metricsAddress));
       Path base = etc.toAbsolutePath().getParent();
       deploy = deploy != null ? deploy : base.resolve("deploy");
       run = run != null ? run : base.resolve("run");
       if (exec != null) {
         return new Options(kubeconfig, inCluster, context, node, etc, work, false, null, port, false, 0, help,
-            deploy, run, exec);
+            deploy, run, exec, metrics);
       }
       boolean temporary = work == null;
       try {
@@ -306,7 +344,7 @@ public final class Main {
         throw new IllegalArgumentException("cannot create a work folder: " + e.getMessage());
       }
       return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
-          port, shell, 60, help, deploy, run, null);
+          port, shell, 60, help, deploy, run, null, metrics);
     }
 
     private static String value(String[] args, int i, String option) {
@@ -316,7 +354,7 @@ public final class Main {
       return args[i];
     }
 
-    private static int port(String value) {
+    private static int port(String value, String option) {
       try {
         int p = Integer.parseInt(value);
         if (p < 0 || p > 65535) {
@@ -324,7 +362,16 @@ public final class Main {
         }
         return p;
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("--api-port must be a port number (0..65535), was " + value);
+        throw new IllegalArgumentException(option + " must be a port number (0..65535), was " + value);
+      }
+    }
+
+    private static String address(String value, String option) {
+      try {
+        return InetAddress.getByName(value).getHostAddress();
+      } catch (UnknownHostException e) {
+        throw new IllegalArgumentException(option + " must be an IP address or a known host name of this machine,"
+            + " e.g. 127.0.0.1 or 0.0.0.0; was " + value);
       }
     }
 

@@ -6,6 +6,7 @@ import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.DiskStore;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.internal.WatchClient;
+import dev.nodelet.store.watch.internal.WatchMetrics;
 import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -37,6 +38,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   private final WatchClient watchClient;
   private final Clock clock;
   private final WatchSettings settings;
+  private final WatchMetrics metrics;
   private final ScheduledThreadPoolExecutor timer;
   private final Persistence persistence;
   private final Duration restoredGrace;
@@ -48,6 +50,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     this.watchClient = new WatchClient(builder.client);
     this.clock = builder.clock;
     this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval);
+    this.metrics = builder.metrics.instruments();
     this.persistence = builder.persistence;
     this.restoredGrace = builder.restoredGrace;
     this.timer = new ScheduledThreadPoolExecutor(1, r -> {
@@ -77,7 +80,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     }
     DiskStore<T> disk = persistence == null ? DiskStore.none() : persistence.store(type);
     WatchObjectStore<T> store = new WatchObjectStore<>(watchClient.client(), type, clock, settings, timer,
-        listener, disk, restoredGrace);
+        listener, disk, restoredGrace, metrics);
     openStores.add(store);
     store.onClose(() -> {
       openStores.remove(store);
@@ -146,11 +149,22 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     private Duration resyncInterval = Duration.ofMinutes(1);
     private Duration syncWait = Duration.ofSeconds(1);
     private Duration sweepInterval = Duration.ofMinutes(1);
+    private WatchStoreMetrics metrics = new WatchStoreMetrics();
     private Persistence persistence;
     private Duration restoredGrace = Duration.ofMinutes(1);
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * @param metrics where the stores of the strategy count what they do; a new, unregistered one by default
+     * @return this builder
+     * @since 1.2
+     */
+    public Builder metrics(WatchStoreMetrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      return this;
     }
 
     /**

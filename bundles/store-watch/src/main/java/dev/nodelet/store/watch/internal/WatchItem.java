@@ -168,6 +168,10 @@ final class WatchItem<T extends HasMetadata> {
     return true;
   }
 
+  synchronized boolean hasWatch() {
+    return watch != null;
+  }
+
   /** The last failure of a list or watch since the last success, or null. */
   synchronized Throwable lastError() {
     return lastError;

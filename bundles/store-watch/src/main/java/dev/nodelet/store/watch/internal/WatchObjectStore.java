@@ -92,6 +92,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private final AtomicBoolean answered = new AtomicBoolean();
   // guarded by this
   private Runnable onClose = () -> { };
+  private final WatchMetrics metrics;
+  private final WatchMetrics.Recorder recorder;
 
   /**
    * @param client the client to list and watch with; {@link WatchClient} builds the one the strategy uses
@@ -101,10 +103,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param timer a single thread: starts lists, refreshes the access clock and runs the idle sweep every
    *     {@link WatchSettings#sweepInterval()} (with a zero interval, only {@link #sweep()} does both)
    * @param listener told of what the watches and gets observe
+   * @param metrics where the store counts its lists, watches and propagation delays
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
-      ScheduledExecutorService timer, Listener<? super T> listener) {
-    this(client, type, clock, settings, timer, listener, DiskStore.none(), Duration.ZERO);
+      ScheduledExecutorService timer, Listener<? super T> listener, WatchMetrics metrics) {
+    this(client, type, clock, settings, timer, listener, DiskStore.none(), Duration.ZERO, metrics);
   }
 
   /**
@@ -113,9 +116,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param disk where the objects and references are kept
    * @param restoredGrace how long after the API server's first answer a pod whose reference was read back from disk
    *     may take to register again before its references are dropped
+   * @param metrics where the store counts its lists, watches and propagation delays
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
-      ScheduledExecutorService timer, Listener<? super T> listener, DiskStore<T> disk, Duration restoredGrace) {
+      ScheduledExecutorService timer, Listener<? super T> listener, DiskStore<T> disk, Duration restoredGrace,
+      WatchMetrics metrics) {
     this.disk = Objects.requireNonNull(disk, "disk");
     this.restoredGrace = Objects.requireNonNull(restoredGrace, "restoredGrace");
     this.watchClient = Objects.requireNonNull(client, "client");
@@ -126,6 +131,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     this.listener = Objects.requireNonNull(listener, "listener");
     this.starts = new StartQueue(timer, CONCURRENT_LISTS);
     this.now = clock.millis();
+    this.metrics = metrics;
+    this.recorder = metrics.open(this);
     long sweepMillis = settings.sweepInterval().toMillis();
     if (sweepMillis > 0) {
       ticks.add(timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS));
@@ -363,8 +370,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     return listed.handle((list, error) -> {
       if (error != null) {
+        recorder.syncFailed.inc();
         retry(item, run, error, true);
       } else {
+        recorder.synced.inc();
         listed(item, run, list);
       }
       return null;
@@ -420,6 +429,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (failures < 0) {
       return;
     }
+    (relist ? recorder.relisted : recorder.restarted).inc();
     // a 410 is an answer: the API server is back, so the relist need not wait for the backoff of an outage before
     long delay = relist && (failures == 0 || isGone(error)) ? 0 : backoff(failures);
     LOG.debug("{} of {} {}/{} failed, retrying in {} ms: {}", relist ? "List" : "Watch", type, item.namespace,
@@ -493,12 +503,14 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
     @Override
     public void eventReceived(Action action, T object) {
+      long received = System.nanoTime();
       String version = object == null ? null : object.getMetadata().getResourceVersion();
       switch (action) {
         case ADDED, MODIFIED -> {
           synchronized (item.reports) {
             store(item, run, object);
             if (item.observed(run, object, version)) {
+              recorder.visible(received);
               answered();
               tell(() -> listener.changed(object));
             }
@@ -508,6 +520,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
           synchronized (item.reports) {
             store(item, run, null);
             if (item.observed(run, null, version)) {
+              recorder.visible(received);
               answered();
               tell(() -> listener.deleted(item.namespace, item.name, version));
             }
@@ -579,6 +592,25 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       closed = onClose;
     }
     ticks.forEach(tick -> tick.cancel(false));
+    metrics.closed(this);
     closed.run();
+  }
+
+  /** @return the plural resource name of the objects, for metrics */
+  String resource() {
+    return type.plural();
+  }
+
+  /** @return how many items hold a watch open now */
+  int openWatches() {
+    int open = 0;
+    for (Map<String, WatchItem<T>> names : items.values()) {
+      for (WatchItem<T> item : names.values()) {
+        if (item.hasWatch()) {
+          open++;
+        }
+      }
+    }
+    return open;
   }
 }

@@ -7,9 +7,12 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.persistence.PersistenceOptions;
+import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,10 +34,10 @@ import org.slf4j.LoggerFactory;
  * refused with an error naming the key. A new client re-activates it; deactivation stops every watch and the sweep
  * timer.
  */
-@Component(service = StoreStrategy.class, configurationPid = WatchStrategyComponent.PID,
+@Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
 @Designate(ocd = WatchStrategyConfiguration.class)
-public final class WatchStrategyComponent implements StoreStrategy {
+public final class WatchStrategyComponent implements StoreStrategy, MultiCollector {
 
   public static final String PID = "dev.nodelet.store.watch";
 
@@ -151,6 +154,8 @@ public final class WatchStrategyComponent implements StoreStrategy {
   private final KubernetesClient client;
   private final String nodeName;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
+  /** Shared by the strategies built one after another, so that the counts go on. */
+  private final WatchStoreMetrics metrics = new WatchStoreMetrics();
   private volatile WatchStoreStrategy strategy;
   /** The open persistence directory of {@link #strategy}, if any; changed with it. */
   private volatile Persistence persistence;
@@ -213,7 +218,8 @@ public final class WatchStrategyComponent implements StoreStrategy {
   private WatchStoreStrategy build(Settings s, Persistence open) {
     WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
-        .syncWait(Duration.ofMillis(s.syncWaitMillis()));
+        .syncWait(Duration.ofMillis(s.syncWaitMillis()))
+        .metrics(metrics);
     persistence = open != null ? open
         : s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);
     s.persistence().ifPresent(p -> builder.persistence(persistence)
@@ -245,6 +251,11 @@ public final class WatchStrategyComponent implements StoreStrategy {
         // replaced and closed meanwhile: take the new one
       }
     }
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    return metrics.collect();
   }
 
   @Deactivate
