@@ -253,6 +253,20 @@ class DiskStoreTest {
     }
   }
 
+  @Test
+  void aFileInUseIsRefusedAndNeverMovedAside() throws IOException {
+    PersistenceOptions options = options("node-a");
+    try (Persistence first = Persistence.open(options); Persistence second = Persistence.open(options)) {
+      first.store(ResourceType.CONFIG_MAPS).put(configMap("a", "uid-a", "5", "one"));
+      assertThatThrownBy(() -> second.store(ResourceType.CONFIG_MAPS)).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("in use").hasMessageContaining("configmaps.mv");
+    }
+    assertThat(asideFiles()).isEmpty();
+    try (Persistence persistence = Persistence.open(options)) {
+      assertThat(persistence.store(ResourceType.CONFIG_MAPS).load()).hasSize(1);
+    }
+  }
+
   private List<Path> asideFiles() throws IOException {
     try (Stream<Path> files = Files.list(dir.resolve("store"))) {
       return files.filter(f -> f.getFileName().toString().startsWith("configmaps.mv.corrupt-")

@@ -24,8 +24,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
+import org.h2.mvstore.MVStoreException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,6 +91,19 @@ public final class MvDiskStore<T extends HasMetadata> implements DiskStore<T> {
     MVStore store = null;
     try {
       store = openFile(file, options);
+    } catch (MVStoreException e) {
+      if (e.getErrorCode() == DataUtils.ERROR_FILE_LOCKED) {
+        // in use, not damaged: never moved aside
+        throw new IllegalStateException("the persistence file " + file + " is in use by another process or store "
+            + "(two Nodelets with one persistence.dir?); give each its own directory", e);
+      }
+    } catch (RuntimeException e) {
+      // unreadable: moved aside below
+    }
+    try {
+      if (store == null) {
+        throw new IllegalStateException("it cannot be opened");
+      }
       String mismatch = checkHeader(store, options, type, cipher);
       if (mismatch == null) {
         return new MvDiskStore<>(type, file, cipher, options.maxBytes(), store);

@@ -173,7 +173,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     } catch (IllegalArgumentException e) {
       throw builderRefusal(client, config).orElse(e);
     }
-    this.strategy = build(configuration.current());
+    this.strategy = build(configuration.current(), null);
     LOG.info("Watch store strategy active: {}", configuration.current());
   }
 
@@ -199,7 +199,8 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
       WatchStoreStrategy old = strategy;
       Persistence oldPersistence = persistence;
       if (next.persistence().equals(before)) {
-        strategy = build(next);
+        // the same directory stays open, shared by the old stores and the new ones
+        strategy = build(next, oldPersistence);
         old.closeWhenUnused();
         return;
       }
@@ -209,16 +210,18 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
       if (oldPersistence != null) {
         oldPersistence.close();
       }
-      strategy = build(next);
+      strategy = build(next, null);
     });
   }
 
-  private WatchStoreStrategy build(Settings s) {
+  /** A strategy with the settings; its persistence directory is {@code open} if given, else opened anew. */
+  private WatchStoreStrategy build(Settings s, Persistence open) {
     WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
         .metrics(metrics);
-    persistence = s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);
+    persistence = open != null ? open
+        : s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);
     s.persistence().ifPresent(p -> builder.persistence(persistence)
         .restoredReferenceGrace(Duration.ofSeconds(p.graceSeconds())));
     return builder.build();

@@ -65,8 +65,17 @@ class WatchStrategyPersistenceTest {
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     store.addReference("ns", "c", "pod-1");
     assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
+    // another value that is not about persistence: the new stores share the open directory with the old ones
+    first.modified(config(Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", dir.resolve("key").toString(), "persistence.encrypt.configmaps", true,
+        "sync.wait.millis", 2000)));
+    ObjectStore<ConfigMap> next = first.createStore(ResourceType.CONFIG_MAPS);
+    next.addReference("ns", "c", "pod-1");
+    assertThat(next.get("ns", "c").getData()).containsEntry("k", "v");
+    store.close();
     first.deactivate();
-    assertThat(Files.list(dir.resolve("store")).map(f -> f.getFileName().toString())).contains("configmaps.mv");
+    assertThat(Files.list(dir.resolve("store")).map(f -> f.getFileName().toString()))
+        .containsExactlyInAnyOrder("configmaps.mv");
 
     api.server().stop();
     WatchStrategyComponent second = new WatchStrategyComponent(api.client(), new TestNode(), config(properties));
