@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -138,6 +139,11 @@ public final class DraComponent implements DraStatus {
   @Override
   public List<SliceSummary> slices() {
     return controller.slices();
+  }
+
+  @Override
+  public Map<String, String> syncFailures() {
+    return controller.syncFailures();
   }
 
   @Deactivate

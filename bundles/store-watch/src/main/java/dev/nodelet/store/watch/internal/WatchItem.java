@@ -1,10 +1,12 @@
 package dev.nodelet.store.watch.internal;
 
+import dev.nodelet.objectcache.ApiServerErrors;
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.Watch;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
@@ -136,6 +138,8 @@ final class WatchItem<T extends HasMetadata> {
       return false;
     }
     this.watch = watch;
+    // the API server answered: the watch is up again, even before its first event
+    lastError = null;
     return true;
   }
 
@@ -165,6 +169,22 @@ final class WatchItem<T extends HasMetadata> {
   /** Stops a running, synced, mutable item that was not read for longer than {@code maxIdleMillis}. */
   synchronized boolean stopIfIdle(long now, long maxIdleMillis) {
     return running && immutableCopy == null && snapshot != null && now - lastAccess > maxIdleMillis && stop();
+  }
+
+  /** Why the copy served may be out of date, if it may; {@code storeClosed} as for {@link #state}. */
+  synchronized Optional<String> staleness(boolean storeClosed) {
+    if (immutableCopy != null) {
+      return Optional.empty();
+    }
+    if (!running) {
+      return Optional.of(storeClosed ? "its watch is stopped (the store is closed)"
+          : "its watch is idle (not read for a while); the next get starts it again");
+    }
+    if (lastError != null) {
+      return Optional.of((resourceVersion == null ? "its list fails: " : "its watch is down: ")
+          + ApiServerErrors.reason(lastError));
+    }
+    return snapshot == null ? Optional.of("not synced yet") : Optional.empty();
   }
 
   /** What the item does now; {@code storeClosed} tells a stop by shutdown from a stop for idleness. */
