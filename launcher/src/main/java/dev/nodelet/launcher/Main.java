@@ -60,10 +60,14 @@ public final class Main {
     if (System.getProperty(HTTP_BUFFER_PROPERTY) == null) {
       System.setProperty(HTTP_BUFFER_PROPERTY, "4096");
     }
+    // pax-logging's own messages (and log4j2's status logger) at DEBUG unless told otherwise
+    System.getProperties().putIfAbsent("org.ops4j.pax.logging.DefaultServiceLog.level", "ERROR");
     // SPI Fly reports every provider it registers at INFO; keep the console for what matters
     SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
     // fabric8's informers and watch managers log every failed attempt with its stack trace (hundreds of lines a
     // minute while the API server is unreachable); Nodelet's components say it once, with the URL, per backoff step
+    // (the embedded API server logs through the launcher's own class path; the bundles through pax-logging, whose
+    // configuration the launcher sets)
     for (String logger : QUIET_LOGGERS) {
       System.getProperties().putIfAbsent("org.slf4j.simpleLogger.log." + logger, "error");
     }
@@ -109,6 +113,11 @@ public final class Main {
         where = "the cluster of " + options.kubeconfig();
       }
       kube.put("node.name", options.nodeName());
+      configuration.put(LauncherLogging.PID, LauncherLogging.configuration(options.jsonLogs(), QUIET_LOGGERS));
+      if (options.healthPort() >= 0) {
+        configuration.put("dev.nodelet.health", Map.of("port", options.healthPort(),
+            "address", options.healthAddress()));
+      }
       // the checkpoint of prepared DRA claims survives a restart with the same work directory
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
@@ -161,6 +170,10 @@ public final class Main {
         return 1;
       }
       out.println(READY + ": node " + options.nodeName() + " on " + where);
+      if (options.healthPort() >= 0) {
+        out.println("  health: http://" + options.healthAddress() + ":" + options.healthPort()
+            + "/readyz?verbose, /livez, /system/health, /receipts");
+      }
       out.println("  bundles: " + status.activeBundles() + " active; services: " + String.join(", ",
           status.services()));
       if (server != null) {
@@ -207,7 +220,8 @@ public final class Main {
   /** The command line; see {@link #USAGE}. */
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
-      boolean help, Path deployDir, Path runDir, String exec) {
+      boolean help, Path deployDir, Path runDir, String exec, int healthPort, String healthAddress,
+      boolean jsonLogs) {
 
     /** A node's name is a DNS subdomain (RFC 1123), as the API server requires. */
     private static final Pattern NODE_NAME =
@@ -230,6 +244,9 @@ public final class Main {
         "                      print its output and exit with its status",
         "  --work DIR          framework cache and generated files (default: a fresh temporary folder)",
         "  --api-port N        port of the embedded API server (default: a free one)",
+        "  --health-port N     serve /livez, /readyz, /system/health and /receipts on this port (default: off)",
+        "  --health-address A  address of --health-port (default: 127.0.0.1; 0.0.0.0 for a kubelet's probes)",
+        "  --log-format F      text (default) or json: one JSON object per log line on standard error",
         "  --shell             start the Gogo shell on standard input even when it is not a terminal",
         "  --no-shell          do not start the Gogo shell (the default when standard input is not a terminal)",
         "  --help              this text");
@@ -247,6 +264,9 @@ public final class Main {
       Path deploy = null;
       Path run = null;
       String exec = null;
+      int healthPort = -1;
+      String healthAddress = "127.0.0.1";
+      boolean jsonLogs = false;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -256,12 +276,15 @@ public final class Main {
           case "--node" -> node = value(args, ++i, arg);
           case "--etc" -> etc = Path.of(value(args, ++i, arg));
           case "--work" -> work = Path.of(value(args, ++i, arg));
-          case "--api-port" -> port = port(value(args, ++i, arg));
+          case "--api-port" -> port = port("--api-port", value(args, ++i, arg), 0);
           case "--no-shell" -> shell = false;
           case "--shell" -> shell = true;
           case "--deploy" -> deploy = Path.of(value(args, ++i, arg));
           case "--run" -> run = Path.of(value(args, ++i, arg));
           case "--exec" -> exec = value(args, ++i, arg);
+          case "--health-port" -> healthPort = port("--health-port", value(args, ++i, arg), 1);
+          case "--health-address" -> healthAddress = value(args, ++i, arg);
+          case "--log-format" -> jsonLogs = logFormat(value(args, ++i, arg));
           case "--help", "-h" -> help = true;
           default -> throw new IllegalArgumentException("unknown option: " + arg);
         }
@@ -287,7 +310,7 @@ public final class Main {
       run = run != null ? run : base.resolve("run");
       if (exec != null) {
         return new Options(kubeconfig, inCluster, context, node, etc, work, false, null, port, false, 0, help,
-            deploy, run, exec);
+            deploy, run, exec, healthPort, healthAddress, jsonLogs);
       }
       boolean temporary = work == null;
       try {
@@ -306,7 +329,7 @@ public final class Main {
         throw new IllegalArgumentException("cannot create a work folder: " + e.getMessage());
       }
       return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
-          port, shell, 60, help, deploy, run, null);
+          port, shell, 60, help, deploy, run, null, healthPort, healthAddress, jsonLogs);
     }
 
     private static String value(String[] args, int i, String option) {
@@ -316,16 +339,24 @@ public final class Main {
       return args[i];
     }
 
-    private static int port(String value) {
+    private static int port(String option, String value, int min) {
       try {
         int p = Integer.parseInt(value);
-        if (p < 0 || p > 65535) {
+        if (p < min || p > 65535) {
           throw new NumberFormatException();
         }
         return p;
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("--api-port must be a port number (0..65535), was " + value);
+        throw new IllegalArgumentException(option + " must be a port number (" + min + "..65535), was " + value);
       }
+    }
+
+    private static boolean logFormat(String value) {
+      return switch (value) {
+        case "text" -> false;
+        case "json" -> true;
+        default -> throw new IllegalArgumentException("--log-format must be text or json, was " + value);
+      };
     }
 
     private static String blankToNull(String s) {

@@ -10,11 +10,10 @@ import org.apache.felix.hc.api.Result;
 import org.osgi.service.component.annotations.Component;
 
 /**
- * The liveness check: a JVM whose threads are deadlocked cannot recover, and a restart is what cures it. Tagged for
- * {@code /livez} and {@code /readyz}.
+ * The liveness check: a JVM whose threads are deadlocked cannot recover, and a restart is what cures it. Only
+ * {@code /livez} runs it: readiness needs the checks of the parts that serve.
  */
-@Component(property = {HealthCheck.NAME + "=nodelet-deadlocks", HealthCheck.TAGS + "=" + HealthEndpoint.LIVE_TAG,
-    HealthCheck.TAGS + "=" + HealthEndpoint.READY_TAG})
+@Component(property = {HealthCheck.NAME + "=nodelet-deadlocks", HealthCheck.TAGS + "=" + HealthEndpoint.LIVE_TAG})
 public final class DeadlockCheck implements HealthCheck {
 
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
