@@ -14,10 +14,10 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 /**
  * Readiness: the API server answers Nodelet's client ({@code GET /version}). Without a client (configuration
  * {@value KubeComponent#PID} missing or invalid) the check is critical rather than absent, so readiness cannot pass
- * for want of a check.
+ * for want of a check. Its result is kept 5 s, so that probes and conditions ask the API server at most that often.
  */
 @Component(property = {HealthCheck.NAME + "=nodelet-apiserver", HealthCheck.TAGS + "=nodelet",
-    HealthCheck.TAGS + "=nodelet-kube"})
+    HealthCheck.TAGS + "=nodelet-kube", HealthCheck.RESULT_CACHE_TTL_IN_MS + ":Long=5000"})
 public final class ApiServerHealthCheck implements HealthCheck {
 
   @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
