@@ -1,7 +1,8 @@
 package dev.nodelet.benchmarks;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -48,7 +49,7 @@ public class CachedGetBenchmark {
     client = Watched.nodeletClient(server.url());
     Fixtures.createConfigMaps(client, 0, OBJECTS);
     strategy = WatchStoreStrategy.builder(client).build();
-    manager = ObjectManager.configMaps(client).build();
+    manager = ObjectManagers.configMaps(client).build();
     manager.useStrategy("watch", strategy);
     Fixtures.podsReferencing(0, OBJECTS).forEach(manager::registerPod);
     for (int i = 0; i < OBJECTS; i++) {

@@ -1,13 +1,10 @@
 package dev.nodelet.benchmarks;
 
+import dev.nodelet.cache.core.FanOut;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
-import dev.nodelet.objectcache.internal.watch.WatchHub;
-import dev.nodelet.objectcache.internal.watch.WatchHubSettings;
-import dev.nodelet.objectcache.internal.watch.WatchObjects;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +13,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
- * Measure 5: the watch fan-out ({@code WatchHub}) with 100 watchers, each consumed by its own thread, fed at 10,000
+ * Measure 5: the watch fan-out ({@code FanOut}) with 100 watchers, each consumed by its own thread, fed at 10,000
  * events/s from one thread; delivery latency is the time from an event's scheduled send time (so a feeder that falls
  * behind counts too) to its arrival at a consumer. Run without and with one extra watcher that never reads; that one
  * is opened when recording starts, so that the dispatch budget it uses up falls into the measured window.
@@ -28,7 +25,7 @@ final class FanOutHarness {
 
   static final int WATCHERS = 100;
   static final int RATE = 10_000;
-  static final long BUDGET_NANOS = WatchHubSettings.DEFAULTS.maxDispatchBudget().toNanos();
+  static final long BUDGET_NANOS = FanOut.DISPATCH_BUDGET.toNanos();
   /** Overrides the hub's consumer linger (an ISO-8601 duration; {@code PT0S} wakes a consumer at every wait). */
   static final String LINGER_PROPERTY = "nodelet.benchmarks.fanout.linger";
 
@@ -85,12 +82,12 @@ final class FanOutHarness {
   }
 
   static Result once(double seconds, boolean warmUp, boolean stall) {
-    WatchHubSettings settings = WatchHubSettings.DEFAULTS;
+    FanOut.Builder<ConfigMap> builder = FanOut.builder("configmaps", ConfigMap.class);
     String linger = System.getProperty(LINGER_PROPERTY);
     if (linger != null) {
-      settings = settings.withConsumerLinger(Duration.parse(linger));
+      builder.consumerLinger(Duration.parse(linger));
     }
-    WatchHub<ConfigMap> hub = new WatchHub<>("configmaps", WatchObjects.CONFIG_MAPS, Clock.systemUTC(), settings);
+    FanOut<ConfigMap> hub = builder.build();
     try {
       int objects = 1000;
       int warmup = warmUp ? RATE : 0; // the first second is warm-up, not recorded

@@ -1,7 +1,7 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -57,7 +57,7 @@ public class RegisterPodBenchmark {
     client = Watched.nodeletClient(apiServer.url());
     Fixtures.createConfigMaps(client, 0, 10);
     strategy = WatchStoreStrategy.builder(client).build();
-    manager = ObjectManager.configMaps(client).build();
+    manager = ObjectManagers.configMaps(client).build();
     manager.useStrategy("watch", strategy);
     List<String> names = IntStream.range(0, 10).mapToObj(Fixtures::name).toList();
     if ("shared".equals(references)) {

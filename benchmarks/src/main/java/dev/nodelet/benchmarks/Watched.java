@@ -1,8 +1,8 @@
 package dev.nodelet.benchmarks;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.KubeClients;
-import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
@@ -59,7 +59,7 @@ abstract class Watched implements AutoCloseable {
       @Override
       Watched watch(int count) {
         strategy = WatchStoreStrategy.builder(client).build();
-        manager = ObjectManager.configMaps(client).build();
+        manager = ObjectManagers.configMaps(client).build();
         manager.useStrategy("watch", strategy);
         Fixtures.podsReferencing(0, count).forEach(manager::registerPod);
         for (int i = 0; i < count; i++) {

@@ -9,7 +9,6 @@ import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.editConfi
 
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimStatus;
-import dev.nodelet.dra.claims.ClaimViews;
 import dev.nodelet.kube.NodeIdentity;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -85,7 +84,8 @@ public class KarafDraClaimsIT extends NodeletTestSupport {
       await().atMost(WAIT).until(() -> state(status.await(), "karaf-claim") == ClaimInfo.State.PREPARED);
       await().atMost(WAIT).until(() -> cdi(status.await(), "karaf-claims-pod")
           .equals(List.of("k8s." + DRIVER + "/device=dev-1")));
-      assertTrue(ClaimViews.claims(status.await()).contains("default/karaf-claim  PREPARED"));
+      assertTrue(status.await().claims().stream().anyMatch(c -> c.namespace().equals("default")
+          && c.name().equals("karaf-claim") && c.pods().contains("default/karaf-claims-pod")));
       Path checkpoint = Path.of(System.getProperty("karaf.data"), "dra", "dra_manager_state");
       assertTrue(Files.readString(checkpoint).contains("karaf-claim"));
 

@@ -103,7 +103,7 @@ public class KarafKubeIT extends NodeletTestSupport {
     assertTrue("nodelet installs the Karaf commands with the shell", Arrays.stream(
         bundleContext.getBundles()).anyMatch(b -> b.getSymbolicName().equals("nodelet-karaf-shell")));
 
-    // the Karaf command, not the Gogo command of the same name (objectcache bundle)
+    // the Karaf command, not the Gogo command of the same name (nodelet-gogo-shell)
     await().atMost(WAIT).until(() -> sessionFactory.getRegistry().getCommands().stream()
         .filter(c -> c.getScope().equals("nodelet") && c.getName().equals("objects"))
         .map(Command::getDescription).anyMatch(d -> d.startsWith("Lists the ConfigMaps and Secrets")));

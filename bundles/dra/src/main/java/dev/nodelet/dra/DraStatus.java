@@ -31,7 +31,7 @@ public interface DraStatus {
   /**
    * @return why the last sync of a driver's ResourceSlices failed (an API server error, or this node not known yet),
    *     by driver name; a driver leaves it with its next successful sync
-   * @since 1.4
+   * @since 2.0
    */
   default Map<String, String> syncFailures() {
     return Map.of();

@@ -1,16 +1,7 @@
 package dev.nodelet.objectcache;
 
-import dev.nodelet.objectcache.internal.StrategySwitchingManager;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import java.time.Clock;
 import java.util.List;
-import java.util.Objects;
-import java.util.Set;
-import java.util.function.Function;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -21,7 +12,8 @@ import org.osgi.annotation.versioning.ProviderType;
  * registering it again adds only the names it did not reference before and deletes the names it dropped.
  * Unregistering deletes the references of the stored copy; an unknown pod is ignored. Neither blocks on the network.
  *
- * <p>The {@code nodelet-managers} bundle registers its managers as services of this
+ * <p>Plain Java programs build managers with {@code dev.nodelet.cache.core.ObjectManagers} (bundle
+ * {@code nodelet-cache-core}). The {@code nodelet-managers} bundle registers its managers as services of this
  * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}, for tools such as the shell.
  *
  * @param <T> the Kubernetes type of the objects
@@ -70,7 +62,7 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
    * stale. Never blocks on the network and never carries object content.
    *
    * @return a receipt per registered pod, in registration order
-   * @since 2.1
+   * @since 3.0
    */
   default List<PodReceipt> receipts() {
     return List.of();
@@ -97,88 +89,4 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
    * @since 1.1
    */
   WatchStatistics watchStatistics();
-
-  /**
-   * Starts building a manager of ConfigMaps that finds the names of {@link ReferencedNames#configMaps}.
-   *
-   * @param client the client of the built-in {@code get} strategy; not closed by the manager
-   * @return a builder
-   */
-  static Builder<ConfigMap> configMaps(KubernetesClient client) {
-    return new Builder<>(client, ResourceType.CONFIG_MAPS, ReferencedNames::configMaps);
-  }
-
-  /**
-   * Starts building a manager of Secrets that finds the names of {@link ReferencedNames#secrets}.
-   *
-   * @param client the client of the built-in {@code get} strategy; not closed by the manager
-   * @return a builder
-   */
-  static Builder<Secret> secrets(KubernetesClient client) {
-    return new Builder<>(client, ResourceType.SECRETS, ReferencedNames::secrets);
-  }
-
-  /**
-   * Starts building a manager of any namespaced type.
-   *
-   * @param client the client of the built-in {@code get} strategy; not closed by the manager
-   * @param type the type of the objects
-   * @param referencedNames the names of the objects a pod references, each once
-   * @param <T> the Kubernetes type of the objects
-   * @return a builder
-   */
-  static <T extends HasMetadata> Builder<T> builder(KubernetesClient client, ResourceType<T> type,
-      Function<Pod, Set<String>> referencedNames) {
-    return new Builder<>(client, type, referencedNames);
-  }
-
-  /**
-   * Options of a manager.
-   *
-   * @param <T> the Kubernetes type of the objects
-   */
-  final class Builder<T extends HasMetadata> {
-    private final KubernetesClient client;
-    private final ResourceType<T> type;
-    private final Function<Pod, Set<String>> referencedNames;
-    private Clock clock = Clock.systemUTC();
-    private boolean manualTicks;
-
-    private Builder(KubernetesClient client, ResourceType<T> type, Function<Pod, Set<String>> referencedNames) {
-      this.client = Objects.requireNonNull(client, "client");
-      this.type = Objects.requireNonNull(type, "type");
-      this.referencedNames = Objects.requireNonNull(referencedNames, "referencedNames");
-    }
-
-    /**
-     * @param clock the clock of the last access times and of watch bookmarks and deadlines; the system UTC clock by
-     *     default
-     * @return this builder
-     */
-    public Builder<T> clock(Clock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
-      return this;
-    }
-
-    /**
-     * The manager runs no timer thread for its watches: bookmarks and deadlines are judged only when the owner calls
-     * {@link SwitchableObjectManager#tick()}. For tests that drive time with their own clock.
-     *
-     * @return this builder
-     */
-    public Builder<T> manualTicks() {
-      this.manualTicks = true;
-      return this;
-    }
-
-    /**
-     * @return a new manager that answers with the built-in {@code get} strategy until it is given another; unless
-     *     {@link #manualTicks()}, it runs one timer thread for its watches (bookmarks, deadlines), so close it when
-     *     done
-     */
-    public SwitchableObjectManager<T> build() {
-      return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client, clock),
-          manualTicks);
-    }
-  }
 }

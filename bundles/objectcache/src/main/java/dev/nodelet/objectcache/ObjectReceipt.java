@@ -19,7 +19,7 @@ import java.util.Optional;
  * @param strategy the name of the strategy whose store serves it
  * @param staleReason why the copy served may be out of date (the store's sync fails, its TTL expired, its watch is
  *     down or stopped); empty if the store keeps it fresh
- * @since 2.1
+ * @since 3.0
  */
 public record ObjectReceipt(String resource, String namespace, String name, Optional<String> uid,
     Optional<String> resourceVersion, Optional<Instant> lastChanged, Optional<Instant> seen, String strategy,

@@ -89,7 +89,7 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
    * @param name the object's name
    * @return a short reason naming what fails, never object content; empty if the store keeps the object fresh, or if
    *     it is not registered
-   * @since 2.1
+   * @since 3.0
    */
   default Optional<String> staleness(String namespace, String name) {
     return Optional.empty();

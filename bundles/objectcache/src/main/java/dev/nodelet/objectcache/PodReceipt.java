@@ -10,7 +10,7 @@ import java.util.Objects;
  * @param name the pod's name
  * @param uid the pod's UID
  * @param objects a receipt per referenced object, in the pod's visiting order
- * @since 2.1
+ * @since 3.0
  */
 public record PodReceipt(String namespace, String name, String uid, List<ObjectReceipt> objects) {
 

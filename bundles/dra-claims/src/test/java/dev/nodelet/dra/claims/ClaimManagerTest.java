@@ -1,11 +1,13 @@
 package dev.nodelet.dra.claims;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.PreparedDevice;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -125,8 +127,11 @@ class ClaimManagerTest {
     assertThat(gpu.calls).containsExactly("prepare claim-gpu");
     assertThat(nic.calls).containsExactly("prepare claim-nic");
     assertThat(claim(manager, "claim-gpu").pods()).containsExactly("default/pod-1");
-    assertThat(ClaimViews.claims(manager)).contains("default/claim-gpu  PREPARED",
-        "cdi=k8s.gpu.example.com/device=claim-gpu-dev", "container default/pod-1/main  claim=entry-claim-nic/req");
+    assertThat(claim(manager, "claim-gpu").state()).isEqualTo(ClaimInfo.State.PREPARED);
+    assertThat(claim(manager, "claim-gpu").devices().values()).flatMap(devices -> devices)
+        .flatMap(PreparedDevice::cdiDeviceIds).containsExactly("k8s.gpu.example.com/device=claim-gpu-dev");
+    assertThat(manager.containers()).anySatisfy(c -> assertThat(List.of(c.podNamespace(), c.podName(), c.container(),
+        c.podClaim(), c.request())).containsExactly("default", "pod-1", "main", "entry-claim-nic", "req"));
 
     manager.podRemoved(pod);
     await().until(() -> manager.claims().isEmpty());
@@ -287,7 +292,8 @@ class ClaimManagerTest {
     assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
     now.set(now.get().plusSeconds(1));
     assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNKNOWN);
-    assertThat(ClaimViews.claims(manager)).contains("health gpu.example.com/pool/gpu-0  UNKNOWN");
+    assertThat(manager.health()).extracting(DeviceHealthInfo::driver, DeviceHealthInfo::pool, DeviceHealthInfo::device)
+        .containsExactly(tuple("gpu.example.com", "pool", "gpu-0"));
 
     manager.removeDriver(gpu);
     assertThat(manager.health()).isEmpty();

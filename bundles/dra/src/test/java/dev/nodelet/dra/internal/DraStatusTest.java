@@ -164,9 +164,9 @@ class DraStatusTest {
     assertThat(slices).extracting(SliceSummary::devices).containsExactlyInAnyOrder(128, 128, 44, 1);
   }
 
-  /** The commands on the real component, with its own threads and the default configuration. */
+  /** The status service of the real component, with its own threads and the default configuration. */
   @Test
-  void theCommandsPrintOneLinePerDriverAndPerSlice() throws IOException {
+  void theComponentReportsEachDriverAndSlice() throws IOException {
     DraConfiguration config = Converters.standardConverter().convert(Map.of()).to(DraConfiguration.class);
     NodeIdentity identity = new NodeIdentity() {
       @Override
@@ -181,41 +181,33 @@ class DraStatusTest {
     };
     DraComponent component = new DraComponent(client, identity, config);
     try {
-      DraCommands commands = new DraCommands(component);
-      assertThat(commands.drivers().lines()).containsExactly(
-          "DRIVER  STATE  LAST-SNAPSHOT  BACKOFF  GRACE-LEFT  LAST-ERROR");
-      assertThat(commands.slices().lines()).containsExactly("NAME  DRIVER  POOL  GENERATION  DEVICES");
+      assertThat(component.drivers()).isEmpty();
+      assertThat(component.slices()).isEmpty();
 
       TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 3)));
       component.addDriver(gpu);
       await().until(() -> component.slices().size() == 1);
-      String name = component.slices().get(0).name();
-      assertThat(commands.slices().lines()).containsExactly(
-          String.format("%-" + (name.length() + 2) + "s%-17s%-8s%-12s%s", "NAME", "DRIVER", "POOL", "GENERATION",
-              "DEVICES"),
-          String.format("%-" + (name.length() + 2) + "s%-17s%-8s%-12s%s", name, GPU, "pool-a", "1", "3"));
+      SliceSummary slice = component.slices().get(0);
+      assertThat(slice.name()).startsWith(NODE + "-" + GPU + "-");
+      assertThat(List.of(slice.driver(), slice.pool(), slice.generation(), slice.devices()))
+          .containsExactly(GPU, "pool-a", 1L, 3);
 
       gpu.fail(new IllegalStateException("stream\nbroke"), false);
-      List<String> drivers = commands.drivers().lines().toList();
-      assertThat(drivers).hasSize(2);
-      assertThat(drivers.get(1).split("\\s+", 6)).satisfies(cells -> {
-        assertThat(cells[0]).isEqualTo(GPU);
-        assertThat(cells[1]).isEqualTo("STOPPED");
-        assertThat(Instant.parse(cells[2])).isBeforeOrEqualTo(Instant.now());
-        assertThat(cells[3]).isEqualTo("-");
-        assertThat(cells[4]).isEqualTo("-");
-        assertThat(cells[5]).isEqualTo("java.lang.IllegalStateException: stream broke");
+      assertThat(component.drivers()).singleElement().satisfies(driver -> {
+        assertThat(driver.driverName()).isEqualTo(GPU);
+        assertThat(driver.state()).isEqualTo(State.STOPPED);
+        assertThat(driver.lastSnapshot()).hasValueSatisfying(t -> assertThat(t).isBeforeOrEqualTo(Instant.now()));
+        assertThat(driver.backoff()).isZero();
+        assertThat(driver.gracePeriodLeft()).isZero();
+        assertThat(driver.lastError()).hasValue("java.lang.IllegalStateException: stream\nbroke");
       });
 
       component.removeDriver(gpu);
-      List<String> leaving = commands.drivers().lines().toList();
-      assertThat(leaving).hasSize(2);
-      assertThat(leaving.get(1).split("\\s+", 6)).satisfies(cells -> {
-        assertThat(cells[0]).isEqualTo(GPU);
-        assertThat(cells[1]).isEqualTo("LEAVING");
-        assertThat(cells[3]).isEqualTo("-");
-        assertThat(cells[4]).matches("(29|30)(\\.\\d+)?s");
-        assertThat(cells[5]).isEqualTo("java.lang.IllegalStateException: stream broke");
+      assertThat(component.drivers()).singleElement().satisfies(driver -> {
+        assertThat(driver.state()).isEqualTo(State.LEAVING);
+        assertThat(driver.backoff()).isZero();
+        assertThat(driver.gracePeriodLeft()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(30));
+        assertThat(driver.lastError()).hasValue("java.lang.IllegalStateException: stream\nbroke");
       });
     } finally {
       component.deactivate();

@@ -1,7 +1,7 @@
 package dev.nodelet.karaf.shell;
 
 import dev.nodelet.dra.claims.ClaimStatus;
-import dev.nodelet.dra.claims.ClaimViews;
+import dev.nodelet.shell.views.ClaimViews;
 import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;

@@ -1,7 +1,7 @@
 package dev.nodelet.karaf.shell;
 
 import dev.nodelet.dra.DraStatus;
-import dev.nodelet.dra.DraViews;
+import dev.nodelet.shell.views.DraViews;
 import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;

@@ -1,5 +1,6 @@
 package dev.nodelet.managers.internal;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ConfigMapManager;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.PodListener;
@@ -22,7 +23,7 @@ public final class ConfigMapManagerComponent extends ManagerComponent<ConfigMap>
 
   @Activate
   public ConfigMapManagerComponent(@Reference KubernetesClient client, ManagerConfiguration config) {
-    super(ObjectManager.configMaps(client).build(), PID, config);
+    super(ObjectManagers.configMaps(client).build(), PID, config);
   }
 
   @Override

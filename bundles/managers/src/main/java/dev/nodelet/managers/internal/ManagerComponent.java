@@ -6,7 +6,7 @@ import dev.nodelet.objectcache.PodReceipt;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.WatchStatistics;

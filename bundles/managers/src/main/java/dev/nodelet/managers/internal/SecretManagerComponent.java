@@ -1,5 +1,6 @@
 package dev.nodelet.managers.internal;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.objectcache.SecretManager;
@@ -22,7 +23,7 @@ public final class SecretManagerComponent extends ManagerComponent<Secret> imple
 
   @Activate
   public SecretManagerComponent(@Reference KubernetesClient client, ManagerConfiguration config) {
-    super(ObjectManager.secrets(client).build(), PID, config);
+    super(ObjectManagers.secrets(client).build(), PID, config);
   }
 
   @Override

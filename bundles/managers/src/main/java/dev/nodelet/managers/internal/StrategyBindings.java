@@ -1,7 +1,7 @@
 package dev.nodelet.managers.internal;
 
 import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

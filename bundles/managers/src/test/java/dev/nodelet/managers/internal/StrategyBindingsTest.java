@@ -2,12 +2,12 @@ package dev.nodelet.managers.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.objectcache.SwitchableObjectManager;
-import dev.nodelet.objectcache.testing.RecordingStrategy;
+import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.cache.core.testing.RecordingStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -32,7 +32,7 @@ class StrategyBindingsTest {
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = server.newClient();
-    manager = ObjectManager.secrets(client).build();
+    manager = ObjectManagers.secrets(client).build();
     bindings = new StrategyBindings(manager);
   }
 

@@ -3,10 +3,10 @@ package dev.nodelet.podsource.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.objectcache.RegisteredPod;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -52,8 +52,8 @@ class PodSourceBadInputTest {
     // stores the badly named pods a real API server would refuse, as a misbehaving writer could have left them
     server = EmbeddedApiServer.builder().acceptInvalidNames().build().start();
     client = server.newClient();
-    secrets = ObjectManager.secrets(client).build();
-    configMaps = ObjectManager.configMaps(client).build();
+    secrets = ObjectManagers.secrets(client).build();
+    configMaps = ObjectManagers.configMaps(client).build();
   }
 
   @AfterEach

@@ -3,10 +3,10 @@ package dev.nodelet.store.watch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
@@ -64,7 +64,7 @@ class ManualTicksTest {
 
   @Test
   void aWatchDeadlineEndsTheWatchWhenTheManagerTicks() throws InterruptedException {
-    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(api.client()).clock(clock).manualTicks()
+    try (SwitchableObjectManager<ConfigMap> manager = ObjectManagers.configMaps(api.client()).clock(clock).manualTicks()
         .build()) {
       Instant deadline = clock.instant().plusSeconds(30);
       Watch<ConfigMap> watch = manager.watch(WatchOptions.<ConfigMap>builder().deadline(deadline).build());

@@ -4,9 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectManager;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.MutableClock;
@@ -45,8 +46,8 @@ class ObjectCacheCommandsTest {
     server = EmbeddedApiServer.builder().build().start();
     client = server.newClient();
     clock = new MutableClock();
-    secrets = ObjectManager.secrets(client).clock(clock).build();
-    configMaps = ObjectManager.configMaps(client).clock(clock).build();
+    secrets = ObjectManagers.secrets(client).clock(clock).build();
+    configMaps = ObjectManagers.configMaps(client).clock(clock).build();
     // any strategy that tracks registrations: a get of an object no pod references fails
     secrets.useStrategy("recording", TtlStoreStrategy.builder(client).clock(clock).build());
     commands.addManager(secrets, Map.of(ObjectManager.PID_PROPERTY, "dev.nodelet.secret"));

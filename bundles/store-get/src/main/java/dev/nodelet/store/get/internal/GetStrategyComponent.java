@@ -1,6 +1,6 @@
 package dev.nodelet.store.get.internal;
 
-import dev.nodelet.objectcache.GetStrategy;
+import dev.nodelet.cache.core.GetStrategy;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;

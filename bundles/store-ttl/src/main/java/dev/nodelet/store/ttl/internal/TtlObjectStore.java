@@ -1,6 +1,6 @@
 package dev.nodelet.store.ttl.internal;
 
-import dev.nodelet.objectcache.ApiServerErrors;
+import dev.nodelet.cache.core.ApiServerErrors;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ObjectStore;

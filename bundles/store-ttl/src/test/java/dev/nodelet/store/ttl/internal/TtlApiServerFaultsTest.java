@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.KubeClients;
-import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
@@ -181,7 +181,7 @@ class TtlApiServerFaultsTest {
       port = reserved.getLocalPort();
     }
     KubernetesClient client = nodeletClient(port);
-    SwitchableObjectManager<ConfigMap> manager = closeLater(ObjectManager.configMaps(client).build());
+    SwitchableObjectManager<ConfigMap> manager = closeLater(ObjectManagers.configMaps(client).build());
     manager.useStrategy("ttl", strategy(client));
     // the first call loads the classes of the manager and the store
     manager.registerPod(pod(OBJECTS));

@@ -3,11 +3,11 @@ package dev.nodelet.store.ttl.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.NodeIdentity;
-import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -114,7 +114,7 @@ class TtlStrategyComponentTest {
 
   @Test
   void aValidChangeMovesAManagerToAFreshStoreAndTheOldStoreKeepsItsTtlUntilThen() {
-    try (SwitchableObjectManager<ConfigMap> manager = ObjectManager.configMaps(api.client()).build()) {
+    try (SwitchableObjectManager<ConfigMap> manager = ObjectManagers.configMaps(api.client()).build()) {
       manager.useStrategy("ttl", component); // as the managers' components do when the service binds
       manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
           .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()

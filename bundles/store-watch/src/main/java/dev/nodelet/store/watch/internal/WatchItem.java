@@ -1,6 +1,6 @@
 package dev.nodelet.store.watch.internal;
 
-import dev.nodelet.objectcache.ApiServerErrors;
+import dev.nodelet.cache.core.ApiServerErrors;
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.Watch;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.CacheSyncException;
-import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
-import dev.nodelet.objectcache.SwitchableObjectManager;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
@@ -252,7 +252,7 @@ class ApiServerFaultsTest {
       port = reserved.getLocalPort();
     }
     KubernetesClient client = nodeletClient(port);
-    SwitchableObjectManager<ConfigMap> manager = closeLater(ObjectManager.configMaps(client).build());
+    SwitchableObjectManager<ConfigMap> manager = closeLater(ObjectManagers.configMaps(client).build());
     manager.useStrategy("watch", strategy(client));
     // the first call loads the classes of the manager and the store
     manager.registerPod(pod(OBJECTS));

@@ -3,11 +3,12 @@ package dev.nodelet.store.watch.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectReceipt;
 import dev.nodelet.objectcache.PodReceipt;
-import dev.nodelet.objectcache.SwitchableObjectManager;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -68,9 +69,9 @@ class ReceiptsTest {
     writer.secrets().inNamespace(NS).resource(new SecretBuilder().withNewMetadata().withName("password")
         .endMetadata().addToStringData("password", "hunter2-receipt-secret").build()).create();
 
-    SwitchableObjectManager<ConfigMap> configMaps = closeLater(ObjectManager.configMaps(client).build());
+    SwitchableObjectManager<ConfigMap> configMaps = closeLater(ObjectManagers.configMaps(client).build());
     configMaps.useStrategy("watch", closeLater(WatchStoreStrategy.builder(client).build()));
-    SwitchableObjectManager<Secret> secrets = closeLater(ObjectManager.secrets(client).build());
+    SwitchableObjectManager<Secret> secrets = closeLater(ObjectManagers.secrets(client).build());
     secrets.useStrategy("watch", closeLater(WatchStoreStrategy.builder(client).build()));
     Instant before = Instant.now();
     configMaps.registerPod(pod());
@@ -117,7 +118,7 @@ class ReceiptsTest {
   void anUnregisteredPodHasNoReceiptAndAnUnobservedObjectNoVersion() {
     EmbeddedApiServer server = closeLater(EmbeddedApiServer.builder().build().start());
     KubernetesClient client = closeLater(server.newClient());
-    SwitchableObjectManager<ConfigMap> configMaps = closeLater(ObjectManager.configMaps(client).build());
+    SwitchableObjectManager<ConfigMap> configMaps = closeLater(ObjectManagers.configMaps(client).build());
     configMaps.useStrategy("watch", closeLater(WatchStoreStrategy.builder(client).build()));
     configMaps.registerPod(pod());
     ObjectReceipt receipt = only(configMaps);
