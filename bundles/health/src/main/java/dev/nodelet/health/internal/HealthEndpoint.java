@@ -21,6 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.apache.felix.hc.api.execution.HealthCheckExecutionOptions;
 import org.apache.felix.hc.api.execution.HealthCheckExecutor;
 import org.apache.felix.hc.api.execution.HealthCheckSelector;
 import org.osgi.service.component.annotations.Activate;
@@ -40,7 +41,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code /livez} and {@code /readyz}: the checks tagged {@value #LIVE_TAG} and {@value #READY_TAG}, as the
  *       kube-apiserver answers them ({@code ok}, or a line per check with {@code ?verbose} and on failure; 503 on
  *       failure; JSON with {@code ?format=json});</li>
- *   <li>{@code /system/health}: every check (or those of {@code ?tags=a,b}) as Felix Health Checks' JSON;</li>
+ *   <li>{@code /system/health}: every Nodelet check (or those with any of {@code ?tags=a,b}) as Felix Health
+ *       Checks' JSON;</li>
  *   <li>{@code /receipts}: what every manager serves each registered pod ({@code ?namespace=} and {@code ?pod=}
  *       narrow it).</li>
  * </ul>
@@ -143,8 +145,10 @@ public final class HealthEndpoint {
     Map<String, String> query = query(exchange);
     String[] tags = Arrays.stream(query.getOrDefault("tags", "").split(",")).map(String::trim)
         .filter(t -> !t.isEmpty()).toArray(String[]::new);
-    HealthReport report = HealthReport.of("health", executor.execute(tags.length == 0
-        ? HealthCheckSelector.empty() : HealthCheckSelector.tags(tags)));
+    // an empty selector selects nothing: "every check" is every Nodelet tag; a check with any of the tags runs
+    HealthReport report = HealthReport.of("health", executor.execute(
+        HealthCheckSelector.tags(tags.length == 0 ? new String[] {READY_TAG, LIVE_TAG} : tags),
+        new HealthCheckExecutionOptions().setCombineTagsWithOr(true)));
     int status = report.healthy() ? 200 : 503;
     if ("txt".equals(query.get("format"))) {
       send(exchange, status, "text/plain; charset=utf-8", report.text(true));
