@@ -3,6 +3,7 @@ package dev.nodelet.benchmarks;
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.KubeClients;
 import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
@@ -52,13 +53,22 @@ abstract class Watched implements AutoCloseable {
   }
 
   static Watched nodelet(String url) {
+    return nodelet(url, null);
+  }
+
+  /** The Nodelet way, keeping the objects in {@code persistence} too (null: not on disk). */
+  static Watched nodelet(String url, Persistence persistence) {
     return new Watched(nodeletClient(url)) {
       private WatchStoreStrategy strategy;
       private SwitchableObjectManager<ConfigMap> manager;
 
       @Override
       Watched watch(int count) {
-        strategy = WatchStoreStrategy.builder(client).build();
+        WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client);
+        if (persistence != null) {
+          builder.persistence(persistence);
+        }
+        strategy = builder.build();
         manager = ObjectManagers.configMaps(client).build();
         manager.useStrategy("watch", strategy);
         Fixtures.podsReferencing(0, count).forEach(manager::registerPod);

@@ -30,6 +30,7 @@ class BenchmarksSmokeTest {
     assertThat(rows).filteredOn(r -> r.measure() == 5).hasSize(2);
     assertThat(rows).filteredOn(r -> r.measure() == 6).hasSize(2);
     assertThat(rows).filteredOn(r -> r.measure() == 7).hasSize(2);
+    assertThat(rows).filteredOn(r -> r.measure() == 8).hasSize(2);
     assertThat(Files.readString(out)).contains("| 1 |", "| 6 |", Report.END);
   }
 }

@@ -53,6 +53,12 @@ final class DraClaimsFixture {
     return info == null ? null : info.state();
   }
 
+  /** The pods of this node that use a claim, as namespace/name; empty if the claim is unknown. */
+  static List<String> pods(ClaimStatus status, String claim) {
+    ClaimInfo info = info(status, claim);
+    return info == null ? List.of() : info.pods();
+  }
+
   static List<String> cdi(ClaimStatus status, String pod) {
     return status.containers().stream().filter(c -> c.podName().equals(pod)).findFirst()
         .map(ContainerDevices::cdiDeviceIds).orElse(List.of());

@@ -2,6 +2,7 @@ package dev.nodelet.itests;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.ops4j.pax.exam.CoreOptions.mavenBundle;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
@@ -173,6 +174,7 @@ public class FelixSecretsIT extends NodeletTestSupport {
         build.getProperty("felix.gogo.runtime.version")).noStart());
     options.add(systemProperty(DIR_PROPERTY).value(dir.toString()));
     options.add(systemProperty(KUBECONFIG_PROPERTY).value(kubeconfig.toString()));
+    options.addAll(featureOptions("nodelet-metrics"));
     return options.toArray(Option[]::new);
   }
 
@@ -254,6 +256,12 @@ public class FelixSecretsIT extends NodeletTestSupport {
         Tracked<ObjectManager> objectManagers = track(ObjectManager.class, SECRETS);
         Tracked<CommandProcessor> processors = track(CommandProcessor.class, null)) {
       ConfigurationAdmin configurationAdmin = admin.await();
+      int metricsPort;
+      try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+        metricsPort = socket.getLocalPort();
+      }
+      configurationAdmin.getConfiguration("dev.nodelet.metrics", "?").update(new Hashtable<>(Map.of(
+          "port", metricsPort)));
       configurationAdmin.getConfiguration(TTL_PID, "?").update(new Hashtable<>(Map.of(
           "default.ttl.seconds", 1)));
       configurationAdmin.getConfiguration(KUBE_PID, "?").update(new Hashtable<>(Map.of(
@@ -323,6 +331,14 @@ public class FelixSecretsIT extends NodeletTestSupport {
         evidence.add("toString of Nodelet's types (" + strategy + ")", List.of(String.valueOf(manager),
             String.valueOf(objects), String.valueOf(objects.objects()), String.valueOf(objects.registeredPods()),
             String.valueOf(objects.watchStatistics()), String.valueOf(watch)));
+      }
+
+      // the metrics of every strategy's stores and of the manager name no Secret and carry no value
+      String scrape = await().atMost(WAIT).ignoreExceptions().until(() -> MetricsScrape.text(metricsPort),
+          text -> MetricsScrape.hasSamples(text, "nodelet_store_ttl_syncs"));
+      evidence.add("metrics scrape", scrape);
+      for (String name : ALL) {
+        assertFalse(name + " in the metrics", scrape.contains("\"" + name + "\""));
       }
 
       // back to watch through the shell, with values the watch store has not seen yet

@@ -2,8 +2,10 @@ package dev.nodelet.itests;
 
 import static dev.nodelet.itests.DraClaimsFixture.cdi;
 import static dev.nodelet.itests.DraClaimsFixture.createPod;
+import static dev.nodelet.itests.DraClaimsFixture.pods;
 import static dev.nodelet.itests.DraClaimsFixture.state;
 import static org.awaitility.Awaitility.await;
+import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.editConfigurationFilePut;
 
@@ -84,8 +86,7 @@ public class KarafDraClaimsIT extends NodeletTestSupport {
       await().atMost(WAIT).until(() -> state(status.await(), "karaf-claim") == ClaimInfo.State.PREPARED);
       await().atMost(WAIT).until(() -> cdi(status.await(), "karaf-claims-pod")
           .equals(List.of("k8s." + DRIVER + "/device=dev-1")));
-      assertTrue(status.await().claims().stream().anyMatch(c -> c.namespace().equals("default")
-          && c.name().equals("karaf-claim") && c.pods().contains("default/karaf-claims-pod")));
+      assertEquals(List.of("default/karaf-claims-pod"), pods(status.await(), "karaf-claim"));
       Path checkpoint = Path.of(System.getProperty("karaf.data"), "dra", "dra_manager_state");
       assertTrue(Files.readString(checkpoint).contains("karaf-claim"));
 

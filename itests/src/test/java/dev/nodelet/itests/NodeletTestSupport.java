@@ -182,6 +182,14 @@ public abstract class NodeletTestSupport {
     return options.toArray(Option[]::new);
   }
 
+  /** The bundles of one more feature of this build's features file, for Felix. */
+  static List<Option> featureOptions(String feature) {
+    List<Option> options = new ArrayList<>();
+    featureBundles(featuresFile(build()), feature).forEach((location, runtime) ->
+        options.add(url(location).startLevel(runtime ? 2 : 3)));
+    return options;
+  }
+
   private static File featuresFile(Properties build) {
     String version = build.getProperty("nodelet.version");
     return new File(build.getProperty("reactor.repository"),

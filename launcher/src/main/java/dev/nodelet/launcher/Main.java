@@ -2,6 +2,8 @@ package dev.nodelet.launcher;
 
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -9,6 +11,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -118,6 +121,9 @@ public final class Main {
         configuration.put("dev.nodelet.health", Map.of("port", options.healthPort(),
             "address", options.healthAddress()));
       }
+      if (options.metrics().isPresent()) {
+        configuration.put(Metrics.PID, options.metrics().get().configuration());
+      }
       // the checkpoint of prepared DRA claims survives a restart with the same work directory
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
@@ -184,6 +190,9 @@ public final class Main {
         out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),
             Duration.ofSeconds(options.readyTimeoutSeconds())));
       }
+      options.metrics().ifPresent(m -> out.println("  metrics: " + (m.port() == 0
+          ? "a free port on " + m.address() + " (the log names it)"
+          : "http://" + m.address() + ":" + m.port() + "/metrics")));
       if (registry != null) {
         out.println("  external DRA drivers register their sockets in " + registry);
       }
@@ -217,11 +226,26 @@ public final class Main {
     }
   }
 
+  /**
+   * The metrics endpoint the command line asks for.
+   *
+   * @param port the port, 0 for a free one
+   * @param address the IP address to listen on
+   */
+  record Metrics(int port, String address) {
+    static final String LOOPBACK = "127.0.0.1";
+    static final String PID = "dev.nodelet.metrics";
+
+    Map<String, Object> configuration() {
+      return Map.of("port", port, "bind.address", address);
+    }
+  }
+
   /** The command line; see {@link #USAGE}. */
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
-      boolean help, Path deployDir, Path runDir, String exec, int healthPort, String healthAddress,
-      boolean jsonLogs) {
+      boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics, int healthPort,
+      String healthAddress, boolean jsonLogs) {
 
     /** A node's name is a DNS subdomain (RFC 1123), as the API server requires. */
     private static final Pattern NODE_NAME =
@@ -247,6 +271,10 @@ public final class Main {
         "  --health-port N     serve /livez, /readyz, /system/health and /receipts on this port (default: off)",
         "  --health-address A  address of --health-port (default: 127.0.0.1; 0.0.0.0 for a kubelet's probes)",
         "  --log-format F      text (default) or json: one JSON object per log line on standard error",
+        "  --metrics-port N    serve Prometheus metrics at http://ADDRESS:N/metrics (default: no metrics endpoint;",
+        "                      0 takes a free port)",
+        "  --metrics-address A the address of the metrics endpoint (default: 127.0.0.1, this node only;",
+        "                      0.0.0.0 for every interface)",
         "  --shell             start the Gogo shell on standard input even when it is not a terminal",
         "  --no-shell          do not start the Gogo shell (the default when standard input is not a terminal)",
         "  --help              this text");
@@ -267,6 +295,8 @@ public final class Main {
       int healthPort = -1;
       String healthAddress = "127.0.0.1";
       boolean jsonLogs = false;
+      int metricsPort = -1;
+      String metricsAddress = null;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -276,14 +306,16 @@ public final class Main {
           case "--node" -> node = value(args, ++i, arg);
           case "--etc" -> etc = Path.of(value(args, ++i, arg));
           case "--work" -> work = Path.of(value(args, ++i, arg));
-          case "--api-port" -> port = port("--api-port", value(args, ++i, arg), 0);
+          case "--api-port" -> port = port(value(args, ++i, arg), arg);
+          case "--metrics-port" -> metricsPort = port(value(args, ++i, arg), arg);
+          case "--metrics-address" -> metricsAddress = address(value(args, ++i, arg), arg);
           case "--no-shell" -> shell = false;
           case "--shell" -> shell = true;
           case "--deploy" -> deploy = Path.of(value(args, ++i, arg));
           case "--run" -> run = Path.of(value(args, ++i, arg));
           case "--exec" -> exec = value(args, ++i, arg);
-          case "--health-port" -> healthPort = port("--health-port", value(args, ++i, arg), 1);
-          case "--health-address" -> healthAddress = value(args, ++i, arg);
+          case "--health-port" -> healthPort = port(value(args, ++i, arg), arg);
+          case "--health-address" -> healthAddress = address(value(args, ++i, arg), arg);
           case "--log-format" -> jsonLogs = logFormat(value(args, ++i, arg));
           case "--help", "-h" -> help = true;
           default -> throw new IllegalArgumentException("unknown option: " + arg);
@@ -305,12 +337,21 @@ public final class Main {
             + " letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters"
             + " (--node or NODE_NAME)");
       }
+      if (metricsAddress != null && metricsPort < 0) {
+        throw new IllegalArgumentException("--metrics-address needs --metrics-port: the endpoint runs only on a port"
+            + " given");
+      }
+      if (healthPort == 0) {
+        throw new IllegalArgumentException("--health-port must be 1..65535 (probes need a fixed port), was 0");
+      }
+      Optional<Metrics> metrics = metricsPort < 0 ? Optional.empty()
+          : Optional.of(new Metrics(metricsPort, metricsAddress == null ? Metrics.LOOPBACK : metricsAddress));
       Path base = etc.toAbsolutePath().getParent();
       deploy = deploy != null ? deploy : base.resolve("deploy");
       run = run != null ? run : base.resolve("run");
       if (exec != null) {
         return new Options(kubeconfig, inCluster, context, node, etc, work, false, null, port, false, 0, help,
-            deploy, run, exec, healthPort, healthAddress, jsonLogs);
+            deploy, run, exec, metrics, healthPort, healthAddress, jsonLogs);
       }
       boolean temporary = work == null;
       try {
@@ -329,7 +370,7 @@ public final class Main {
         throw new IllegalArgumentException("cannot create a work folder: " + e.getMessage());
       }
       return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
-          port, shell, 60, help, deploy, run, null, healthPort, healthAddress, jsonLogs);
+          port, shell, 60, help, deploy, run, null, metrics, healthPort, healthAddress, jsonLogs);
     }
 
     private static String value(String[] args, int i, String option) {
@@ -339,15 +380,24 @@ public final class Main {
       return args[i];
     }
 
-    private static int port(String option, String value, int min) {
+    private static int port(String value, String option) {
       try {
         int p = Integer.parseInt(value);
-        if (p < min || p > 65535) {
+        if (p < 0 || p > 65535) {
           throw new NumberFormatException();
         }
         return p;
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(option + " must be a port number (" + min + "..65535), was " + value);
+        throw new IllegalArgumentException(option + " must be a port number (0..65535), was " + value);
+      }
+    }
+
+    private static String address(String value, String option) {
+      try {
+        return InetAddress.getByName(value).getHostAddress();
+      } catch (UnknownHostException e) {
+        throw new IllegalArgumentException(option + " must be an IP address or a known host name of this machine,"
+            + " e.g. 127.0.0.1 or 0.0.0.0; was " + value);
       }
     }
 

@@ -32,6 +32,8 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -153,6 +155,63 @@ class LauncherIT {
       assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
       awaitLine("Nodelet stopped");
       assertThat(process.exitValue()).isZero();
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  private static String scrape(int port, String accept) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"));
+    if (accept != null) {
+      request.header("Accept", accept);
+    }
+    HttpResponse<String> response = HttpClient.newHttpClient().send(request.build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isEqualTo(200);
+    return response.body();
+  }
+
+  private static double value(String scrape, String series) {
+    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape);
+    return matcher.find() ? Double.parseDouble(matcher.group(1)) : Double.NaN;
+  }
+
+  @Test
+  void servesMetricsOfEveryBundleOnTheMetricsPortWithoutSecrets() throws Exception {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    Process process = launch("--metrics-port", String.valueOf(port));
+    try {
+      awaitLine(Main.READY);
+      assertThat(awaitLine("  metrics:")).isEqualTo("  metrics: http://127.0.0.1:" + port + "/metrics");
+      awaitLine("  dra:");
+      String text = scrape(port, null);
+      assertThat(value(text, "nodelet_manager_registered_pods{resource=\"secrets\"}")).isEqualTo(2);
+      assertThat(value(text, "nodelet_manager_objects{resource=\"secrets\",state=\"running\",strategy=\"watch\"}"))
+          .isEqualTo(3);
+      assertThat(value(text, "nodelet_store_watch_open_watches{resource=\"configmaps\"}")).isEqualTo(2);
+      assertThat(value(text, "nodelet_dra_devices{driver=\"gpu.example.com\"}")).isEqualTo(8);
+      assertThat(value(text, "nodelet_example_driver_devices{driver=\"gpu.example.com\"}")).isEqualTo(8);
+      assertThat(value(text, "nodelet_dra_slice_writes_total{verb=\"create\"}")).isEqualTo(1);
+      assertThat(text).contains("rest_client_requests_total{code=\"200\"", "nodelet_apiserver_requests_total{",
+          "nodelet_manager_get_duration_seconds_bucket{", "nodelet_store_watch_syncs_total{",
+          "nodelet_dra_claims{state=\"prepared\"}",
+          "nodelet_dra_sync_duration_seconds_count", "nodelet_dra_drivers{state=\"monitoring\"} 1.0");
+      // object names, keys and values of Secrets never reach the metrics
+      assertThat(text).doesNotContain("db-credentials").doesNotContain("registry-auth").doesNotContain("web-tls")
+          .doesNotContain("password");
+      assertThat(scrape(port, "application/openmetrics-text; version=1.0.0")).endsWith("# EOF\n");
+
+      // a change on the server moves the propagation histogram of the watch store
+      String series = "nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}";
+      double before = value(scrape(port, null), series);
+      try (KubernetesClient client = client()) {
+        client.configMaps().inNamespace("default").withName("web-config")
+            .edit(c -> new io.fabric8.kubernetes.api.model.ConfigMapBuilder(c).addToData("changed", "yes").build());
+      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> value(scrape(port, null), series) > before);
     } finally {
       process.destroyForcibly();
     }

@@ -43,6 +43,21 @@ class OptionsTest {
   }
 
   @Test
+  void metricsAreServedOnlyOnAPortGivenAndOnLoopbackUnlessAnAddressIsGiven() {
+    assertThat(parse(Map.of()).metrics()).isEmpty();
+    assertThat(parse(Map.of(), "--metrics-port", "9464").metrics())
+        .contains(new Main.Metrics(9464, "127.0.0.1"));
+    assertThat(parse(Map.of(), "--metrics-port", "0", "--metrics-address", "0.0.0.0").metrics())
+        .contains(new Main.Metrics(0, "0.0.0.0"));
+    assertThatThrownBy(() -> parse(Map.of(), "--metrics-address", "0.0.0.0"))
+        .hasMessageContaining("--metrics-address needs --metrics-port");
+    assertThatThrownBy(() -> parse(Map.of(), "--metrics-port", "99999"))
+        .hasMessage("--metrics-port must be a port number (0..65535), was 99999");
+    assertThatThrownBy(() -> parse(Map.of(), "--metrics-port", "1", "--metrics-address", "no such host.invalid"))
+        .hasMessageContaining("--metrics-address must be an IP address");
+  }
+
+  @Test
   void withoutEitherTheEmbeddedDemoIsServed() {
     Main.Options options = parse(Map.of());
     assertThat(options.inCluster()).isFalse();

@@ -9,5 +9,12 @@ public enum ObjectState {
   /** Not kept fresh because nobody read it for a while; the next get starts it again. */
   IDLE,
   /** The object can no longer change; its copy is served from memory. */
-  IMMUTABLE
+  IMMUTABLE,
+  /**
+   * Served from the copy a previous run stored on disk: the API server has not confirmed or replaced it yet (it is
+   * unreachable, or the watch that resumes from the stored resourceVersion has not reported yet).
+   *
+   * @since 3.0
+   */
+  FROM_DISK
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.PreparedDevice;
+import dev.nodelet.dra.claims.internal.ClaimsMetrics;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -297,6 +298,27 @@ class ClaimManagerTest {
 
     manager.removeDriver(gpu);
     assertThat(manager.health()).isEmpty();
+  }
+
+  @Test
+  void metricsCountClaimsByStateAndDevicesByHealthWithoutNames() throws Exception {
+    allocate("claim-gpu", GPU, "pod-1", "uid-1");
+    allocate("claim-nic", NIC, "pod-1", "uid-1");
+    ClaimManager manager = manager();
+    ClaimsMetrics metrics = new ClaimsMetrics(manager);
+    manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu", "claim-nic"));
+    await().until(() -> prepared(manager, "claim-gpu", "claim-nic"));
+    await().until(() -> gpu.healthListener != null);
+    gpu.report(new DeviceHealth("pool", "claim-gpu-dev", DeviceHealth.Health.UNHEALTHY, Instant.now(),
+        Duration.ofMinutes(5), "fan failed"));
+
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter.create().write(out, metrics.collect());
+    String text = out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(text).contains("nodelet_dra_claims{state=\"prepared\"} 2.0",
+        "nodelet_dra_claims{state=\"failed\"} 0.0",
+        "nodelet_dra_device_health{driver=\"gpu.example.com\",health=\"unhealthy\"} 1.0")
+        .doesNotContain("claim-gpu").doesNotContain("pod-1").doesNotContain("fan failed");
   }
 
   /** The checkpoint's entries, after checking its kubelet format and checksum. */

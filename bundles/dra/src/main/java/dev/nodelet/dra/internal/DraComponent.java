@@ -8,6 +8,8 @@ import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -32,12 +34,12 @@ import org.slf4j.LoggerFactory;
  * controller with one of the new options (the registered drivers move to it; the start-up grace period keeps the
  * published slices across the change), an invalid one is refused with an error naming the key and the last good one
  * stays. An invalid configuration at activation fails the activation. The component is the {@link DraStatus}
- * service too, for the shell commands.
+ * service too, for the shell commands, and its metrics' {@link MultiCollector}.
  */
-@Component(service = DraStatus.class, configurationPid = DraComponent.PID,
+@Component(service = {DraStatus.class, MultiCollector.class}, configurationPid = DraComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = DraConfiguration.class)
-public final class DraComponent implements DraStatus {
+public final class DraComponent implements DraStatus, MultiCollector {
 
   public static final String PID = "dev.nodelet.dra";
 
@@ -49,6 +51,8 @@ public final class DraComponent implements DraStatus {
   private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
   private volatile ControllerOptions options; // written under lock
   private volatile NodeResourcesController controller; // written under lock
+  /** Shared by the controllers built one after another, so that the counts go on. */
+  private final DraMetrics metrics = new DraMetrics(this);
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
@@ -102,6 +106,7 @@ public final class DraComponent implements DraStatus {
     return NodeResourcesController.builder(client, identity.nodeName())
         .nodeUid(identity::nodeUid)
         .options(with)
+        .metrics(metrics)
         .build();
   }
 
@@ -144,6 +149,11 @@ public final class DraComponent implements DraStatus {
   @Override
   public Map<String, String> syncFailures() {
     return controller.syncFailures();
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    return metrics.collect();
   }
 
   @Deactivate

@@ -60,6 +60,7 @@ public final class NodeResourcesController implements AutoCloseable {
   private final DoubleSupplier random;
   private final Clock clock;
   private final Map<String, String> syncFailures = new ConcurrentHashMap<>();
+  private final Optional<DraMetrics> metrics;
   private final WorkQueue<String> queue;
   private final OwnWrites ownWrites = new OwnWrites();
   private final DriverMonitor.Sink sink = new MonitorSink();
@@ -108,6 +109,7 @@ public final class NodeResourcesController implements AutoCloseable {
     this.options = builder.options;
     this.random = builder.random;
     this.clock = builder.clock;
+    this.metrics = builder.metrics;
     this.ownScheduler = builder.scheduler == null ? new ExecutorScheduler("nodelet-dra-timer") : null;
     this.scheduler = builder.scheduler == null ? ownScheduler : builder.scheduler;
     this.queue = new WorkQueue<>(new RateLimiter<>(options.rateLimitBaseDelay(), options.rateLimitMaxDelay(),
@@ -412,9 +414,12 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   private void process(String name) {
+    long start = System.nanoTime();
+    boolean failed = true;
     try {
       sync(name);
       syncFailures.remove(name);
+      failed = false;
       queue.forget(name);
     } catch (NodeNotKnownException e) {
       // usual at start-up, until NodeIdentity has seen the Node: no stack trace for it
@@ -427,6 +432,9 @@ public final class NodeResourcesController implements AutoCloseable {
       syncFailures.put(name, e.getClass().getSimpleName() + ": " + e.getMessage());
       queue.addRateLimited(name);
     } finally {
+      if (metrics.isPresent()) {
+        metrics.get().synced(start, failed);
+      }
       queue.done(name);
     }
   }
@@ -465,6 +473,7 @@ public final class NodeResourcesController implements AutoCloseable {
     var slices = client.resources(ResourceSlice.class);
     for (ResourceSlice update : plan.updates()) {
       ResourceSlice updated = slices.resource(update).update();
+      metrics.ifPresent(DraMetrics::updated);
       ownWrites.written(updated);
       LOG.debug("Updated ResourceSlice {} of DRA driver {}", update.getMetadata().getName(), name);
       if (refused(name, pools, update.getSpec(), updated)) {
@@ -473,6 +482,7 @@ public final class NodeResourcesController implements AutoCloseable {
     }
     for (ResourceSliceSpec spec : plan.creates()) {
       ResourceSlice created = slices.resource(newSlice(name, spec)).create();
+      metrics.ifPresent(DraMetrics::created);
       ownWrites.written(created);
       LOG.debug("Created ResourceSlice {} of DRA driver {}", created.getMetadata().getName(), name);
       if (refused(name, pools, spec, created)) {
@@ -481,6 +491,7 @@ public final class NodeResourcesController implements AutoCloseable {
     }
     for (ResourceSlice obsolete : plan.deletes()) {
       slices.withName(obsolete.getMetadata().getName()).delete();
+      metrics.ifPresent(DraMetrics::deleted);
       ownWrites.deleted(obsolete);
       LOG.debug("Deleted ResourceSlice {} of DRA driver {}", obsolete.getMetadata().getName(), name);
     }
@@ -626,6 +637,7 @@ public final class NodeResourcesController implements AutoCloseable {
     private ControllerOptions options = ControllerOptions.DEFAULTS;
     private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
     private Clock clock = Clock.systemUTC();
+    private Optional<DraMetrics> metrics = Optional.empty();
 
     private Builder(KubernetesClient client, String nodeName) {
       this.client = Objects.requireNonNull(client, "client");
@@ -658,6 +670,12 @@ public final class NodeResourcesController implements AutoCloseable {
     /** The wall clock of the status's snapshot times; the system's by default. */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Where the controller counts its writes and syncs; none by default. */
+    public Builder metrics(DraMetrics metrics) {
+      this.metrics = Optional.of(metrics);
       return this;
     }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -31,6 +32,17 @@ public final class KubeClientFactory {
   static final String HTTP_LOGGING_INTERCEPTOR = "HttpLogging";
 
   private final AtomicInteger clients = new AtomicInteger();
+  private final Optional<KubeMetrics> metrics;
+
+  /** A factory whose clients are not counted in metrics (plain Java). */
+  public KubeClientFactory() {
+    this.metrics = Optional.empty();
+  }
+
+  /** A factory whose clients count their requests in {@code metrics}. */
+  KubeClientFactory(KubeMetrics metrics) {
+    this.metrics = Optional.of(metrics);
+  }
 
   /**
    * The fabric8 configuration for these settings. Reads the kubeconfig file, if any; does no network I/O.
@@ -79,7 +91,10 @@ public final class KubeClientFactory {
         .withHttpClientFactory(new BoundedJdkHttpClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http"))
         // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
         // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
-        .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
+        .withHttpClientBuilderConsumer(builder -> {
+          builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null);
+          metrics.ifPresent(m -> builder.addOrReplaceInterceptor(KubeMetrics.INTERCEPTOR, m.interceptor()));
+        })
         .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.get()))
         .build();
   }

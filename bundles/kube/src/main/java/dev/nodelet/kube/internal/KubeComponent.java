@@ -17,6 +17,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,17 +51,23 @@ public final class KubeComponent {
   private final Publisher publisher;
   private final UnaryOperator<String> environment;
   private final Supplier<String> hostName;
-  private final KubeClientFactory factory = new KubeClientFactory();
+  private final KubeClientFactory factory;
   private Optional<Connection> connection; // guarded by this
 
   @Activate
-  public KubeComponent(BundleContext context, KubeConfiguration config) {
-    this(contextPublisher(context), System::getenv, KubeComponent::hostName, config);
+  public KubeComponent(BundleContext context, @Reference KubeMetrics metrics, KubeConfiguration config) {
+    this(contextPublisher(context), System::getenv, KubeComponent::hostName, metrics, config);
   }
 
   /** For tests and plain Java: where the services go, and the environment the node name may come from. */
   KubeComponent(Publisher publisher, UnaryOperator<String> environment, Supplier<String> hostName,
       KubeConfiguration config) {
+    this(publisher, environment, hostName, new KubeMetrics(), config);
+  }
+
+  KubeComponent(Publisher publisher, UnaryOperator<String> environment, Supplier<String> hostName,
+      KubeMetrics metrics, KubeConfiguration config) {
+    this.factory = new KubeClientFactory(metrics);
     this.publisher = publisher;
     this.environment = environment;
     this.hostName = hostName;

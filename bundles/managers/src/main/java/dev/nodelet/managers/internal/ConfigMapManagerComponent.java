@@ -22,8 +22,9 @@ public final class ConfigMapManagerComponent extends ManagerComponent<ConfigMap>
   public static final String PID = "dev.nodelet.configmap";
 
   @Activate
-  public ConfigMapManagerComponent(@Reference KubernetesClient client, ManagerConfiguration config) {
-    super(ObjectManagers.configMaps(client).build(), PID, config);
+  public ConfigMapManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
+      ManagerConfiguration config) {
+    super(ObjectManagers.configMaps(client).build(), PID, metrics, config);
   }
 
   @Override

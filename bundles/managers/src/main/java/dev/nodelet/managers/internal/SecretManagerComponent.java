@@ -22,8 +22,9 @@ public final class SecretManagerComponent extends ManagerComponent<Secret> imple
   public static final String PID = "dev.nodelet.secret";
 
   @Activate
-  public SecretManagerComponent(@Reference KubernetesClient client, ManagerConfiguration config) {
-    super(ObjectManagers.secrets(client).build(), PID, config);
+  public SecretManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
+      ManagerConfiguration config) {
+    super(ObjectManagers.secrets(client).build(), PID, metrics, config);
   }
 
   @Override

@@ -33,8 +33,8 @@ class CacheSyncHealthCheckTest {
     watch = WatchStoreStrategy.builder(api.client()).build();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
         .withName("settings").endMetadata().addToData("mode", "fast").build()).create();
-    component = new ConfigMapManagerComponent(api.client(), Converters.standardConverter().convert(Map.of())
-        .to(ManagerConfiguration.class));
+    component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(),
+        Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class));
     component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
   }
 

@@ -42,7 +42,8 @@ class SecretManagerComponentTest {
       api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName(name)
           .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     }
-    component = new SecretManagerComponent(api.client(), Converters.standardConverter().convert(Map.of())
+    component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
+        Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class));
   }
 

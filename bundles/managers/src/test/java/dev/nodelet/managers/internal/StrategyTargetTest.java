@@ -33,8 +33,9 @@ class StrategyTargetTest {
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
         KubernetesClient client = server.newClient()) {
       ManagerConfiguration bad = config("watch");
-      for (ManagerComponent<?> component : List.<ManagerComponent<?>>of(new ConfigMapManagerComponent(client, bad),
-          new SecretManagerComponent(client, bad))) {
+      for (ManagerComponent<?> component : List.<ManagerComponent<?>>of(
+          new ConfigMapManagerComponent(client, new ManagerMetrics(), bad),
+          new SecretManagerComponent(client, new ManagerMetrics(), bad))) {
         try {
           component.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
               .endMetadata().withNewSpec().addNewVolume().withName("v").withNewSecret().withSecretName("s")

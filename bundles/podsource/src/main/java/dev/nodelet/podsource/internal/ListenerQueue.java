@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * listener that falls behind skips intermediate versions instead of queueing them. The queue is thus bounded by the
  * number of pods on the node, whatever the listener's speed.
  */
-final class ListenerQueue {
+public final class ListenerQueue {
 
   private static final Logger LOG = LoggerFactory.getLogger(ListenerQueue.class);
 
@@ -33,21 +33,21 @@ final class ListenerQueue {
   private boolean scheduled;
   private boolean cancelled;
 
-  ListenerQueue(PodListener listener, Executor executor) {
+  public ListenerQueue(PodListener listener, Executor executor) {
     this.listener = listener;
     this.executor = executor;
   }
 
-  void register(PodKey key, Pod pod) {
+  public void register(PodKey key, Pod pod) {
     offer(key, new Event(true, pod));
   }
 
-  void unregister(PodKey key, Pod pod) {
+  public void unregister(PodKey key, Pod pod) {
     offer(key, new Event(false, pod));
   }
 
   /** Drops what is pending; a call in progress finishes. */
-  synchronized void cancel() {
+  public synchronized void cancel() {
     cancelled = true;
     pending.clear();
   }

@@ -2,6 +2,7 @@ package dev.nodelet.podsource.internal;
 
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.PodListener;
+import dev.nodelet.podsource.PodSource;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -41,7 +42,7 @@ public final class PodSourceComponent {
       LOG.error("Configuration {} is invalid, the pod source does not start: {}", PID, e.getMessage());
       throw e;
     }
-    this.source = new PodSource(client, node.nodeName(), threads);
+    this.source = PodSource.builder(client, node.nodeName()).listenerThreads(threads).build();
     source.start();
   }
 
@@ -53,18 +54,18 @@ public final class PodSourceComponent {
       threads = threads(config);
     } catch (IllegalArgumentException e) {
       LOG.error("Configuration {} refused, the pod source keeps its last good configuration (listener.threads={}): "
-          + "{}", PID, source.threads(), e.getMessage());
+          + "{}", PID, source.listenerThreads(), e.getMessage());
       return;
     }
-    if (threads != source.threads()) {
-      source.setThreads(threads);
+    if (threads != source.listenerThreads()) {
+      source.setListenerThreads(threads);
       LOG.info("Pod source reconfigured: listener.threads={}", threads);
     }
   }
 
   /** The number of listener threads, for tests. */
   int threads() {
-    return source.threads();
+    return source.listenerThreads();
   }
 
   private static int threads(PodSourceConfiguration config) {
@@ -75,7 +76,7 @@ public final class PodSourceComponent {
       // DS and the converter fail on the first read of a value they cannot convert
       throw new IllegalArgumentException("listener.threads: not a whole number (" + e.getMessage() + ")");
     }
-    PodSource.checkThreads(threads);
+    PodSource.checkListenerThreads(threads);
     return threads;
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.podsource.RecordingListener;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -96,5 +97,19 @@ class PodSourceConfigurationTest {
     await().atMost(WAIT).until(() -> listener.calls().size() == 4);
     assertThat(listener.calls()).containsExactly("register ns/a v=1", "register ns/b v=1", "register ns/c v=1",
         "register ns/d v=1");
+  }
+
+  @Test
+  void theComponentWatchesTheNodeOfItsIdentityAndStopsEverythingOnDeactivation() {
+    component = new PodSourceComponent(client, node, config(Map.of()));
+    component.addListener(listener);
+    put("p");
+    await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/p v=1")));
+    component.removeListener(listener);
+    component.deactivate();
+    component = null;
+    await().atMost(WAIT).until(() -> server.openWatches("pods", "spec.nodeName=node-a") == 0
+        && Thread.getAllStackTraces().keySet().stream()
+            .noneMatch(t -> t.getName().startsWith("nodelet-podsource-") && t.isAlive()));
   }
 }

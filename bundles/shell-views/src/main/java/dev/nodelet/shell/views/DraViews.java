@@ -30,7 +30,7 @@ public final class DraViews {
           duration(driver.gracePeriodLeft()),
           driver.lastError().map(e -> e.replaceAll("\\s+", " ")).orElse("-")});
     }
-    return table(rows);
+    return ObjectViews.table(rows);
   }
 
   /**
@@ -44,7 +44,7 @@ public final class DraViews {
       rows.add(new String[] {slice.name(), slice.driver(), slice.pool(), Long.toString(slice.generation()),
           Integer.toString(slice.devices())});
     }
-    return table(rows);
+    return ObjectViews.table(rows);
   }
 
   /** Seconds with up to millisecond precision, {@code -} for zero. */
@@ -53,23 +53,5 @@ public final class DraViews {
       return "-";
     }
     return BigDecimal.valueOf(duration.toMillis(), 3).stripTrailingZeros().toPlainString() + "s";
-  }
-
-  /** Columns padded to the widest cell, two spaces apart; the last column is not padded. */
-  private static String table(List<String[]> rows) {
-    StringBuilder out = new StringBuilder();
-    int[] widths = new int[rows.get(0).length];
-    for (String[] row : rows) {
-      for (int i = 0; i < row.length; i++) {
-        widths[i] = Math.max(widths[i], row[i].length());
-      }
-    }
-    for (String[] row : rows) {
-      for (int i = 0; i < row.length; i++) {
-        out.append(i == row.length - 1 ? row[i] : String.format("%-" + (widths[i] + 2) + "s", row[i]));
-      }
-      out.append('\n');
-    }
-    return out.toString();
   }
 }

@@ -228,7 +228,7 @@ public final class ObjectViews {
   }
 
   /** Columns padded to the widest cell, two spaces apart; the last column is not padded. */
-  private static String table(List<String[]> rows) {
+  static String table(List<String[]> rows) {
     StringBuilder out = new StringBuilder();
     int[] widths = new int[rows.get(0).length];
     for (String[] row : rows) {

@@ -5,6 +5,7 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.store.ttl.internal.NodeTtl;
 import dev.nodelet.store.ttl.internal.TtlCap;
+import dev.nodelet.store.ttl.internal.TtlMetrics;
 import dev.nodelet.store.ttl.internal.TtlObjectStore;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -43,9 +44,11 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
   private final Clock clock;
   private final Optional<NodeTtl> nodeTtl;
   private final Supplier<Duration> ttl;
+  private final TtlMetrics metrics;
 
   private TtlStoreStrategy(Builder builder) {
     this.client = builder.client;
+    this.metrics = builder.metrics.instruments();
     this.clock = builder.clock;
     Optional<Function<String, Optional<String>>> annotations = builder.nodeAnnotations;
     this.nodeTtl = annotations.isPresent() ? Optional.empty()
@@ -78,7 +81,7 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    return new TtlObjectStore<>(client, type, clock, ttl, listener);
+    return new TtlObjectStore<>(client, type, clock, ttl, listener, metrics);
   }
 
   /** Stops the watch on the node. Stores keep working with the default time-to-live. Idempotent. */
@@ -94,9 +97,20 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     private Duration defaultTtl = Duration.ofMinutes(1);
     private Optional<String> nodeName = Optional.empty();
     private Optional<Function<String, Optional<String>>> nodeAnnotations = Optional.empty();
+    private TtlStoreMetrics metrics = new TtlStoreMetrics();
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * @param metrics where the stores of the strategy count their fetches; a new, unregistered one by default
+     * @return this builder
+     * @since 1.3
+     */
+    public Builder metrics(TtlStoreMetrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      return this;
     }
 
     /**

@@ -3,7 +3,10 @@ package dev.nodelet.store.watch;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.persistence.DiskStore;
+import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.internal.WatchClient;
+import dev.nodelet.store.watch.internal.WatchMetrics;
 import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -25,13 +28,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * strategy derives from the given one (see {@link WatchClient} for why). Its threads do not grow with the number of
  * watches: one timer (list starts, retries, the idle sweep), the client's selector and two small bounded pools.
  * {@link #close()} closes every store still open, the timer and that client.
+ *
+ * <p>Given a {@link Persistence} directory ({@link Builder#persistence}), its stores keep the objects and references
+ * on disk and start with those a previous run stored, so that a node restarted without its API server still serves
+ * them; see {@code WatchObjectStore}. The directory stays the caller's to close.
  */
 public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
 
   private final WatchClient watchClient;
   private final Clock clock;
   private final WatchSettings settings;
+  private final WatchMetrics metrics;
   private final ScheduledThreadPoolExecutor timer;
+  private final Persistence persistence;
+  private final Duration restoredGrace;
   private final Set<WatchObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
   private volatile boolean retiring;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -40,6 +50,9 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     this.watchClient = new WatchClient(builder.client);
     this.clock = builder.clock;
     this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval);
+    this.metrics = builder.metrics.instruments();
+    this.persistence = builder.persistence;
+    this.restoredGrace = builder.restoredGrace;
     this.timer = new ScheduledThreadPoolExecutor(1, r -> {
       Thread thread = new Thread(r, "nodelet-store-watch-sweep");
       thread.setDaemon(true);
@@ -65,8 +78,9 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     if (timer.isShutdown()) {
       throw new IllegalStateException("the watch strategy is closed");
     }
+    DiskStore<T> disk = persistence == null ? DiskStore.none() : persistence.store(type);
     WatchObjectStore<T> store = new WatchObjectStore<>(watchClient.client(), type, clock, settings, timer,
-        listener);
+        listener, disk, restoredGrace, metrics);
     openStores.add(store);
     store.onClose(() -> {
       openStores.remove(store);
@@ -135,9 +149,22 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     private Duration resyncInterval = Duration.ofMinutes(1);
     private Duration syncWait = Duration.ofSeconds(1);
     private Duration sweepInterval = Duration.ofMinutes(1);
+    private WatchStoreMetrics metrics = new WatchStoreMetrics();
+    private Persistence persistence;
+    private Duration restoredGrace = Duration.ofMinutes(1);
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * @param metrics where the stores of the strategy count what they do; a new, unregistered one by default
+     * @return this builder
+     * @since 1.2
+     */
+    public Builder metrics(WatchStoreMetrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      return this;
     }
 
     /**
@@ -194,6 +221,31 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      */
     public Builder manualTicks() {
       this.sweepInterval = Duration.ZERO;
+      return this;
+    }
+
+    /**
+     * Keeps the objects and references on disk, and starts each store with what a previous run stored there.
+     *
+     * @param persistence an open persistence directory, closed by the caller after the strategy
+     * @return this builder
+     * @since 1.2
+     */
+    public Builder persistence(Persistence persistence) {
+      this.persistence = Objects.requireNonNull(persistence, "persistence");
+      return this;
+    }
+
+    /**
+     * How long after the API server's first answer a pod whose references were read back from disk may take to
+     * register again; then its references are dropped, with the objects only it referenced.
+     *
+     * @param grace a positive duration; 1 minute by default
+     * @return this builder
+     * @since 1.2
+     */
+    public Builder restoredReferenceGrace(Duration grace) {
+      this.restoredGrace = positive("restoredReferenceGrace", grace);
       return this;
     }
 

@@ -10,6 +10,8 @@ import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.PodListener;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -31,16 +33,18 @@ import org.slf4j.LoggerFactory;
  * service (dynamic, greedy), and the {@link ClaimStatus} service. A new configuration re-activates it; the
  * checkpoint carries the prepared claims across.
  */
-@Component(service = {PodListener.class, ClaimStatus.class}, configurationPid = ClaimsComponent.PID,
+@Component(service = {PodListener.class, ClaimStatus.class, MultiCollector.class},
+    configurationPid = ClaimsComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = ClaimsConfiguration.class)
-public final class ClaimsComponent implements PodListener, ClaimStatus {
+public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCollector {
 
   public static final String PID = "dev.nodelet.dra.claims";
 
   private static final Logger LOG = LoggerFactory.getLogger(ClaimsComponent.class);
 
   private final ClaimManager manager;
+  private final ClaimsMetrics metrics = new ClaimsMetrics(this);
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
@@ -103,6 +107,11 @@ public final class ClaimsComponent implements PodListener, ClaimStatus {
   @Override
   public Optional<String> checkpointProblem() {
     return manager.checkpointProblem();
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    return metrics.collect();
   }
 
   @Deactivate

@@ -1,6 +1,9 @@
 package dev.nodelet.dra.grpc.internal;
 
 import dev.nodelet.dra.DraDriver;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Dictionary;
@@ -16,12 +19,12 @@ import org.osgi.service.metatype.annotations.Designate;
 /**
  * Registers a {@link DraDriver} service for every external driver that registers through the folder. A configuration
  * change re-activates the component: the drivers are withdrawn and registered again, which the controller's grace
- * period absorbs.
+ * period absorbs. The component is the {@link MultiCollector} of the registered drivers' count.
  */
 @Component(configurationPid = GrpcDraComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
-    immediate = true, service = {})
+    immediate = true, service = MultiCollector.class)
 @Designate(ocd = GrpcDraConfiguration.class)
-public final class GrpcDraComponent {
+public final class GrpcDraComponent implements MultiCollector {
 
   public static final String PID = "dev.nodelet.dra.grpc";
   /** Service properties of a registered driver, for the shell and for targeted references. */
@@ -33,6 +36,9 @@ public final class GrpcDraComponent {
 
   private final Transport transport;
   private final RegistrationWatcher watcher;
+  private final Gauge registered = Gauge.builder().name("nodelet_dra_grpc_registered_drivers")
+      .help("External DRA drivers registered through the registration folder, by protocol: v1.DRAPlugin,"
+          + " v1beta1.DRAPlugin or nodelet.dra.v1.").labelNames("protocol").withoutExemplars().build();
 
   @Activate
   public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config) {
@@ -46,7 +52,11 @@ public final class GrpcDraComponent {
           properties.put(REGISTRATION_PROPERTY, socket.toString());
           properties.put(PROTOCOL_PROPERTY, driver.protocol());
           ServiceRegistration<DraDriver> registration = context.registerService(DraDriver.class, driver, properties);
-          return () -> unregister(registration);
+          registered.labelValues(driver.protocol()).inc();
+          return () -> {
+            registered.labelValues(driver.protocol()).dec();
+            unregister(registration);
+          };
         });
     watcher.start();
   }
@@ -57,6 +67,11 @@ public final class GrpcDraComponent {
       throw new IllegalArgumentException("unreachable.withdraw.seconds: must be 0 (never) or more, was " + seconds);
     }
     return Duration.ofSeconds(seconds);
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    return MetricSnapshots.of(registered.collect());
   }
 
   @Deactivate

@@ -13,6 +13,9 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -45,9 +48,9 @@ import org.slf4j.LoggerFactory;
  * {@code k8s.<driver>/device=<device>}; preparing again returns the same devices, and unpreparing forgets them.
  */
 @Component(configurationPid = ExampleDriver.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
-    service = DraDriver.class)
+    service = {DraDriver.class, MultiCollector.class})
 @Designate(ocd = ExampleDriverConfiguration.class, factory = true)
-public final class ExampleDriver implements DraDriver {
+public final class ExampleDriver implements DraDriver, MultiCollector {
 
   public static final String PID = "dev.nodelet.driver.example";
 
@@ -62,6 +65,12 @@ public final class ExampleDriver implements DraDriver {
   private final Set<SnapshotListener> listeners = new CopyOnWriteArraySet<>();
   private volatile List<Pool> pools;
   private final Map<String, List<PreparedDevice>> prepared = new ConcurrentHashMap<>(); // by claim UID
+  private final GaugeWithCallback devices = GaugeWithCallback.builder().name("nodelet_example_driver_devices")
+      .help("Devices of the example driver's pool.").labelNames("driver")
+      .callback(callback -> callback.call(pools.get(0).devices().size(), driverName())).build();
+  private final GaugeWithCallback preparedClaims = GaugeWithCallback.builder()
+      .name("nodelet_example_driver_prepared_claims").help("Claims the example driver holds prepared.")
+      .labelNames("driver").callback(callback -> callback.call(prepared.size(), driverName())).build();
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
@@ -94,6 +103,12 @@ public final class ExampleDriver implements DraDriver {
     }
     pools = changed;
     listeners.forEach(l -> l.onSnapshot(changed));
+  }
+
+  /** Its metrics come and go with the driver, and with its bundle. */
+  @Override
+  public MetricSnapshots collect() {
+    return MetricSnapshots.of(devices.collect(), preparedClaims.collect());
   }
 
   @Override

@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,6 +93,23 @@ class ExampleDriverTest {
     subscription.close();
     driver.modified(config(Map.of("device.count", 1)));
     assertThat(received).hasSize(1);
+  }
+
+  @Test
+  void itsMetricsFollowTheConfiguration() {
+    ExampleDriver driver = new ExampleDriver(config(Map.of("driver.name", "gpu.example.com", "device.count", 3)));
+    assertThat(gauge(driver, "nodelet_example_driver_devices")).isEqualTo(3);
+    assertThat(gauge(driver, "nodelet_example_driver_prepared_claims")).isZero();
+    driver.modified(config(Map.of("driver.name", "gpu.example.com", "device.count", 5)));
+    assertThat(gauge(driver, "nodelet_example_driver_devices")).isEqualTo(5);
+  }
+
+  private static double gauge(ExampleDriver driver, String name) {
+    GaugeSnapshot snapshot = (GaugeSnapshot) driver.collect().stream()
+        .filter(s -> s.getMetadata().getName().equals(name)).findFirst().orElseThrow();
+    assertThat(snapshot.getDataPoints()).singleElement()
+        .satisfies(p -> assertThat(p.getLabels().get("driver")).isEqualTo("gpu.example.com"));
+    return snapshot.getDataPoints().get(0).getValue();
   }
 
   @Test

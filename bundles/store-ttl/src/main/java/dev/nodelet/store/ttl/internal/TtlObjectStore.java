@@ -50,6 +50,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
   private final Supplier<Duration> ttl;
   private final String collectionPath;
   private final Listener<? super T> listener;
+  private final TtlMetrics.Recorder recorder;
 
   // guarded by this
   private final Map<Key, Item<T>> items = new HashMap<>();
@@ -60,14 +61,16 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
    * @param clock the clock that ages copies
    * @param ttl the time-to-live in effect, asked on every get
    * @param listener told of what fetches find
+   * @param metrics where the store counts its fetches
    */
   public TtlObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, Supplier<Duration> ttl,
-      Listener<? super T> listener) {
+      Listener<? super T> listener, TtlMetrics metrics) {
     this.client = Objects.requireNonNull(client, "client");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.ttl = Objects.requireNonNull(ttl, "ttl");
     this.listener = Objects.requireNonNull(listener, "listener");
+    this.recorder = metrics.recorder(type.plural());
     String group = HasMetadata.getGroup(type.type());
     String version = HasMetadata.getVersion(type.type());
     this.collectionPath = (group == null || group.isEmpty() ? "/api/" : "/apis/" + group + "/") + version;
@@ -123,13 +126,16 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       fetched = fetch(namespace, name, entry.object != null && !entry.notFound);
     } catch (KubernetesClientException e) {
       entry.lastError = e;
+      recorder.syncFailed.inc();
       if (entry.object == null && !entry.notFound) {
         throw ApiServerErrors.getFailed(type.plural(), namespace, name, e);
       }
       // keep the old result; it stays stale, so the next get tries again
+      recorder.servedStale.inc();
       return;
     }
     entry.lastError = null;
+    recorder.synced.inc();
     if (fetched == null || !isOlder(fetched, entry.object)) {
       entry.object = fetched;
       entry.notFound = fetched == null;

@@ -5,9 +5,12 @@ import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.store.ttl.TtlStoreMetrics;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -27,10 +30,10 @@ import org.slf4j.LoggerFactory;
  * open in the shared client). So a strategy it replaces holds nothing and closes at once, while its stores keep
  * serving until the managers have moved.
  */
-@Component(service = StoreStrategy.class, configurationPid = TtlStrategyComponent.PID,
+@Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = TtlStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=ttl")
 @Designate(ocd = TtlStrategyConfiguration.class)
-public final class TtlStrategyComponent implements StoreStrategy {
+public final class TtlStrategyComponent implements StoreStrategy, MultiCollector {
 
   public static final String PID = "dev.nodelet.store.ttl";
 
@@ -39,6 +42,8 @@ public final class TtlStrategyComponent implements StoreStrategy {
   private final KubernetesClient client;
   private final NodeIdentity node;
   private final LastGoodConfiguration<TtlStrategyConfiguration, TtlSettings> configuration;
+  /** Shared by the strategies built one after another, so that the counts go on. */
+  private final TtlStoreMetrics metrics = new TtlStoreMetrics();
   private volatile TtlStoreStrategy strategy;
 
   /**
@@ -66,7 +71,7 @@ public final class TtlStrategyComponent implements StoreStrategy {
 
   private TtlStoreStrategy build(TtlSettings s) {
     TtlStoreStrategy.Builder builder = TtlStoreStrategy.builder(client)
-        .defaultTtl(Duration.ofSeconds(s.defaultTtlSeconds()));
+        .defaultTtl(Duration.ofSeconds(s.defaultTtlSeconds())).metrics(metrics);
     if (s.useNodeAnnotation()) {
       builder.nodeName(node.nodeName()).nodeAnnotations(node::nodeAnnotation);
     }
@@ -87,6 +92,11 @@ public final class TtlStrategyComponent implements StoreStrategy {
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
     return strategy.createStore(type, listener);
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    return metrics.collect();
   }
 
   @Deactivate

@@ -47,7 +47,8 @@ class TtlObjectStoreTest {
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = recordingClient(server);
-    store = new TtlObjectStore<>(client, ResourceType.CONFIG_MAPS, clock, () -> TTL, listener);
+    store = new TtlObjectStore<>(client, ResourceType.CONFIG_MAPS, clock, () -> TTL, listener,
+        new TtlMetrics());
   }
 
   private KubernetesClient recordingClient(EmbeddedApiServer target) {

@@ -5,8 +5,10 @@ import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.Watch;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -25,14 +27,23 @@ final class WatchItem<T extends HasMetadata> {
    * @param object the object, or null if the API server has none
    * @param servable whether a get may return it as is; false while it is immutable but not yet kept as such, or kept
    *     but awaiting verification
+   * @param fromDisk whether it is the copy a previous run stored, not yet confirmed by the API server
    */
-  record Snapshot<T>(T object, boolean servable) {
+  record Snapshot<T>(T object, boolean servable, boolean fromDisk) {
+    Snapshot(T object, boolean servable) {
+      this(object, servable, false);
+    }
   }
 
   final String namespace;
   final String name;
   /** References per pod UID; guarded by the owning store's lock. */
   final Map<String, Integer> references = new HashMap<>();
+  /**
+   * Pods whose reference was read back from disk and that have not registered again in this run; guarded by the
+   * owning store's lock.
+   */
+  final Set<String> restoredPods = new HashSet<>();
   /** Held while a change is installed and told to the listener, so the listener hears changes in their order. */
   final Object reports = new Object();
   private final Predicate<? super T> immutable;
@@ -89,6 +100,19 @@ final class WatchItem<T extends HasMetadata> {
   }
 
   /**
+   * Serves the copy a previous run stored until a watch resumed from its resourceVersion confirms or replaces it.
+   *
+   * @return the run number to start: its watch resumes from the stored version, a 410 makes it list
+   */
+  synchronized int restore(T object) {
+    resourceVersion = object.getMetadata().getResourceVersion();
+    snapshot = new Snapshot<>(object, true, true);
+    running = true;
+    failures = 0;
+    return ++run;
+  }
+
+  /**
    * Stops the cycle and drops the snapshot of a mutable object; the caller closes the watch ({@link #takeWatch()}).
    *
    * @return false if it was stopped already
@@ -129,6 +153,11 @@ final class WatchItem<T extends HasMetadata> {
       resourceVersion = version;
       failures = 0;
       lastError = null;
+      Snapshot<T> current = snapshot;
+      if (current != null && current.fromDisk()) {
+        // a bookmark past the stored version: nothing happened to the object since, the copy is current
+        snapshot = new Snapshot<>(current.object(), current.servable());
+      }
     }
   }
 
@@ -141,6 +170,10 @@ final class WatchItem<T extends HasMetadata> {
     // the API server answered: the watch is up again, even before its first event
     lastError = null;
     return true;
+  }
+
+  synchronized boolean hasWatch() {
+    return watch != null;
   }
 
   /** The last failure of a list or watch since the last success, or null. */
@@ -168,7 +201,10 @@ final class WatchItem<T extends HasMetadata> {
 
   /** Stops a running, synced, mutable item that was not read for longer than {@code maxIdleMillis}. */
   synchronized boolean stopIfIdle(long now, long maxIdleMillis) {
-    return running && immutableCopy == null && snapshot != null && now - lastAccess > maxIdleMillis && stop();
+    // a copy from disk stays watched: stopping would drop it, and the API server may not be there to list again
+    Snapshot<T> current = snapshot;
+    return running && immutableCopy == null && current != null && !current.fromDisk()
+        && now - lastAccess > maxIdleMillis && stop();
   }
 
   /** Why the copy served may be out of date, if it may; {@code storeClosed} as for {@link #state}. */
@@ -189,6 +225,10 @@ final class WatchItem<T extends HasMetadata> {
 
   /** What the item does now; {@code storeClosed} tells a stop by shutdown from a stop for idleness. */
   synchronized ObjectState state(boolean storeClosed) {
+    Snapshot<T> current = snapshot;
+    if (current != null && current.fromDisk()) {
+      return ObjectState.FROM_DISK;
+    }
     if (immutableCopy != null) {
       return ObjectState.IMMUTABLE;
     }

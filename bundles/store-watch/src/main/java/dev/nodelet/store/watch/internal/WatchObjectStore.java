@@ -7,6 +7,8 @@ import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.persistence.DiskStore;
+import dev.nodelet.persistence.StoredObject;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ListOptions;
@@ -17,6 +19,7 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +33,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +50,13 @@ import org.slf4j.LoggerFactory;
  * <p>The listener hears every add, update and delete a watch or list sees, and what a get finds that they do not
  * tell, under the item's {@code reports} lock so that it hears them in the order observed. It is never called from
  * the reference methods.
+ *
+ * <p>With a {@link DiskStore}, every version a watch or list sees and every reference is written to disk, and a new
+ * store starts with the objects a previous run stored: each is served at once (state
+ * {@link ObjectState#FROM_DISK}) and its watch resumes from the stored resourceVersion; the first event or bookmark
+ * confirms or replaces the copy, a 410 lists again. The references read back count for their pods until the pods
+ * register again; once the API server has answered, those that do not within the restored-reference grace period
+ * are dropped, with the objects only they referenced.
  */
 public final class WatchObjectStore<T extends HasMetadata> implements ObjectStore<T> {
 
@@ -75,8 +86,14 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** The clock's millis, refreshed every second and by each sweep. */
   private volatile long now;
   private volatile boolean stopped;
+  private final DiskStore<T> disk;
+  private final Duration restoredGrace;
+  /** Set by the first answer of the API server, which starts the grace period of the restored references. */
+  private final AtomicBoolean answered = new AtomicBoolean();
   // guarded by this
   private Runnable onClose = () -> { };
+  private final WatchMetrics metrics;
+  private final WatchMetrics.Recorder recorder;
 
   /**
    * @param client the client to list and watch with; {@link WatchClient} builds the one the strategy uses
@@ -86,9 +103,26 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param timer a single thread: starts lists, refreshes the access clock and runs the idle sweep every
    *     {@link WatchSettings#sweepInterval()} (with a zero interval, only {@link #sweep()} does both)
    * @param listener told of what the watches and gets observe
+   * @param metrics where the store counts its lists, watches and propagation delays
    */
   public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
-      ScheduledExecutorService timer, Listener<? super T> listener) {
+      ScheduledExecutorService timer, Listener<? super T> listener, WatchMetrics metrics) {
+    this(client, type, clock, settings, timer, listener, DiskStore.none(), Duration.ZERO, metrics);
+  }
+
+  /**
+   * A store that keeps its objects and references on disk too, and starts with those a previous run stored.
+   *
+   * @param disk where the objects and references are kept
+   * @param restoredGrace how long after the API server's first answer a pod whose reference was read back from disk
+   *     may take to register again before its references are dropped
+   * @param metrics where the store counts its lists, watches and propagation delays
+   */
+  public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
+      ScheduledExecutorService timer, Listener<? super T> listener, DiskStore<T> disk, Duration restoredGrace,
+      WatchMetrics metrics) {
+    this.disk = Objects.requireNonNull(disk, "disk");
+    this.restoredGrace = Objects.requireNonNull(restoredGrace, "restoredGrace");
     this.watchClient = Objects.requireNonNull(client, "client");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -97,10 +131,66 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     this.listener = Objects.requireNonNull(listener, "listener");
     this.starts = new StartQueue(timer, CONCURRENT_LISTS);
     this.now = clock.millis();
+    this.metrics = metrics;
+    this.recorder = metrics.open(this);
     long sweepMillis = settings.sweepInterval().toMillis();
     if (sweepMillis > 0) {
       ticks.add(timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS));
       ticks.add(timer.scheduleWithFixedDelay(() -> now = clock.millis(), 1, 1, TimeUnit.SECONDS));
+    }
+    restore();
+  }
+
+  /** Serves what a previous run stored and resumes each watch from its stored resourceVersion. */
+  private synchronized void restore() {
+    List<StoredObject<T>> stored = disk.load();
+    for (StoredObject<T> entry : stored) {
+      T object = entry.object();
+      String namespace = object.getMetadata().getNamespace();
+      String name = object.getMetadata().getName();
+      WatchItem<T> item = new WatchItem<>(namespace, name, type::isImmutable, now);
+      entry.podUids().forEach(pod -> item.references.put(pod, 1));
+      item.restoredPods.addAll(entry.podUids());
+      items.computeIfAbsent(namespace, n -> new ConcurrentHashMap<>()).put(name, item);
+      int run = item.restore(object);
+      starts.submit(() -> {
+        watch(item, run);
+        return DONE;
+      });
+    }
+    if (!stored.isEmpty()) {
+      LOG.info("Serving {} {} from disk until the API server confirms them", stored.size(), type);
+    }
+  }
+
+  /** The API server answered: from now on, restored references of pods that do not register again expire. */
+  private void answered() {
+    if (!answered.get() && answered.compareAndSet(false, true)) {
+      try {
+        timer.schedule(this::expireRestored, restoredGrace.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException e) {
+        // the strategy is closed
+      }
+    }
+  }
+
+  /** Drops the references read back from disk whose pods have not registered again. */
+  private synchronized void expireRestored() {
+    if (stopped) {
+      return;
+    }
+    items.forEach((namespace, names) -> List.copyOf(names.values()).forEach(item -> {
+      for (String pod : List.copyOf(item.restoredPods)) {
+        item.restoredPods.remove(pod);
+        item.references.remove(pod);
+      }
+      if (item.references.isEmpty()) {
+        drop(item);
+      }
+    }));
+    int forgotten = disk.dropRestoredPods();
+    if (forgotten > 0) {
+      LOG.info("Dropped the stored references of {} pods that did not register again", forgotten);
     }
   }
 
@@ -123,7 +213,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     } else {
       item.requestVerification();
     }
-    item.references.merge(podUid, 1, Integer::sum);
+    // a pod whose reference was read back from disk takes it over rather than adding a second one
+    if (!item.restoredPods.remove(podUid)) {
+      item.references.merge(podUid, 1, Integer::sum);
+    }
+    disk.addReference(namespace, name, podUid);
   }
 
   @Override
@@ -136,14 +230,24 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     if (item.references.merge(podUid, -1, Integer::sum) == 0) {
       item.references.remove(podUid);
+      item.restoredPods.remove(podUid);
+      disk.deleteReference(namespace, name, podUid);
     }
     if (item.references.isEmpty()) {
-      item.stop();
-      close(item.takeWatch());
-      names.remove(name);
+      drop(item);
+    }
+  }
+
+  /** Stops and forgets an item no pod references; guarded by this. */
+  private void drop(WatchItem<T> item) {
+    item.stop();
+    close(item.takeWatch());
+    Map<String, WatchItem<T>> names = items.get(item.namespace);
+    if (names != null) {
+      names.remove(item.name);
       if (names.isEmpty()) {
-        items.remove(namespace);
-        operations.remove(namespace);
+        items.remove(item.namespace);
+        operations.remove(item.namespace);
       }
     }
   }
@@ -206,8 +310,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
             item.name);
         // the kept object is gone; a re-created one is another object
         listener.deleted(item.namespace, item.name, null);
+        disk.remove(item.namespace, item.name);
         if (live != null) {
           listener.changed(live);
+          disk.put(live);
         }
         if (!stopped) {
           start(item);
@@ -264,8 +370,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     return listed.handle((list, error) -> {
       if (error != null) {
+        recorder.syncFailed.inc();
         retry(item, run, error, true);
       } else {
+        recorder.synced.inc();
         listed(item, run, list);
       }
       return null;
@@ -276,9 +384,12 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     T object = list.getItems().isEmpty() ? null : list.getItems().get(0);
     synchronized (item.reports) {
       WatchItem.Snapshot<T> before = item.snapshot;
+      // on disk before a get can return it
+      store(item, run, object);
       if (!item.observed(run, object, list.getMetadata().getResourceVersion())) {
         return;
       }
+      answered();
       if (object != null) {
         tell(() -> listener.changed(object));
       } else if (before != null && before.object() != null) {
@@ -318,6 +429,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (failures < 0) {
       return;
     }
+    (relist ? recorder.relisted : recorder.restarted).inc();
     // a 410 is an answer: the API server is back, so the relist need not wait for the backoff of an outage before
     long delay = relist && (failures == 0 || isGone(error)) ? 0 : backoff(failures);
     LOG.debug("{} of {} {}/{} failed, retrying in {} ms: {}", relist ? "List" : "Watch", type, item.namespace,
@@ -353,6 +465,18 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         n -> (ListerWatcher<T, KubernetesResourceList<T>>) watchClient.resources(type.type()).inNamespace(n));
   }
 
+  /** Writes what a run of the item saw to disk (null: no such object), unless that run is over. */
+  private void store(WatchItem<T> item, int run, T object) {
+    if (!item.isRun(run)) {
+      return;
+    }
+    if (object != null) {
+      disk.put(object);
+    } else {
+      disk.remove(item.namespace, item.name);
+    }
+  }
+
   private void tell(Runnable report) {
     try {
       report.run();
@@ -379,23 +503,33 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
     @Override
     public void eventReceived(Action action, T object) {
+      long received = System.nanoTime();
       String version = object == null ? null : object.getMetadata().getResourceVersion();
       switch (action) {
         case ADDED, MODIFIED -> {
           synchronized (item.reports) {
+            store(item, run, object);
             if (item.observed(run, object, version)) {
+              recorder.visible(received);
+              answered();
               tell(() -> listener.changed(object));
             }
           }
         }
         case DELETED -> {
           synchronized (item.reports) {
+            store(item, run, null);
             if (item.observed(run, null, version)) {
+              recorder.visible(received);
+              answered();
               tell(() -> listener.deleted(item.namespace, item.name, version));
             }
           }
         }
-        default -> item.progressed(run, version);
+        default -> {
+          item.progressed(run, version);
+          answered();
+        }
       }
     }
 
@@ -465,6 +599,25 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       closed = onClose;
     }
     ticks.forEach(tick -> tick.cancel(false));
+    metrics.closed(this);
     closed.run();
+  }
+
+  /** @return the plural resource name of the objects, for metrics */
+  String resource() {
+    return type.plural();
+  }
+
+  /** @return how many items hold a watch open now */
+  int openWatches() {
+    int open = 0;
+    for (Map<String, WatchItem<T>> names : items.values()) {
+      for (WatchItem<T> item : names.values()) {
+        if (item.hasWatch()) {
+          open++;
+        }
+      }
+    }
+    return open;
   }
 }

@@ -1,12 +1,20 @@
 package dev.nodelet.store.watch.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.persistence.Persistence;
+import dev.nodelet.persistence.PersistenceOptions;
+import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.ToLongFunction;
@@ -26,15 +34,19 @@ import org.slf4j.LoggerFactory;
  * refused with an error naming the key. A new client re-activates it; deactivation stops every watch and the sweep
  * timer.
  */
-@Component(service = StoreStrategy.class, configurationPid = WatchStrategyComponent.PID,
+@Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
 @Designate(ocd = WatchStrategyConfiguration.class)
-public final class WatchStrategyComponent implements StoreStrategy {
+public final class WatchStrategyComponent implements StoreStrategy, MultiCollector {
 
   public static final String PID = "dev.nodelet.store.watch";
 
   static final String RESYNC_INTERVAL = "resync.interval.seconds";
   static final String SYNC_WAIT = "sync.wait.millis";
+  static final String PERSISTENCE_DIR = "persistence.dir";
+  static final String PERSISTENCE_KEY_FILE = "persistence.key.file";
+  static final String PERSISTENCE_MAX_BYTES = "persistence.max.bytes";
+  static final String PERSISTENCE_GRACE = "persistence.restored.grace.seconds";
   /** A day: the idle time is five of these, and far longer overflows the clock arithmetic. */
   static final long MAX_RESYNC_INTERVAL_SECONDS = 24 * 60 * 60;
   /** Ten minutes: a get blocks this long at most while an object's first list is awaited. */
@@ -48,7 +60,7 @@ public final class WatchStrategyComponent implements StoreStrategy {
    * @param resyncIntervalSeconds {@code resync.interval.seconds}
    * @param syncWaitMillis {@code sync.wait.millis}
    */
-  record Settings(long resyncIntervalSeconds, long syncWaitMillis) {
+  record Settings(long resyncIntervalSeconds, long syncWaitMillis, Optional<DiskSettings> persistence) {
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(WatchStrategyConfiguration config) {
@@ -56,7 +68,8 @@ public final class WatchStrategyComponent implements StoreStrategy {
           within(RESYNC_INTERVAL, WatchStrategyConfiguration::resync_interval_seconds, config, 1,
               MAX_RESYNC_INTERVAL_SECONDS, "seconds"),
           within(SYNC_WAIT, WatchStrategyConfiguration::sync_wait_millis, config, 1, MAX_SYNC_WAIT_MILLIS,
-              "milliseconds"));
+              "milliseconds"),
+          DiskSettings.from(config));
     }
 
     private static long within(String key, ToLongFunction<WatchStrategyConfiguration> read,
@@ -77,26 +90,90 @@ public final class WatchStrategyComponent implements StoreStrategy {
 
     @Override
     public String toString() {
-      return RESYNC_INTERVAL + "=" + resyncIntervalSeconds + ", " + SYNC_WAIT + "=" + syncWaitMillis;
+      return RESYNC_INTERVAL + "=" + resyncIntervalSeconds + ", " + SYNC_WAIT + "=" + syncWaitMillis
+          + persistence.map(p -> ", " + p).orElse("");
+    }
+  }
+
+  /**
+   * The persistence keys, when {@code persistence.dir} is set.
+   *
+   * @param directory {@code persistence.dir}
+   * @param keyFile {@code persistence.key.file}, checked (exists, holds a key, mode 0600)
+   * @param encryptConfigMaps {@code persistence.encrypt.configmaps}
+   * @param maxBytes {@code persistence.max.bytes}
+   * @param graceSeconds {@code persistence.restored.grace.seconds}
+   */
+  record DiskSettings(Path directory, Path keyFile, boolean encryptConfigMaps, long maxBytes, long graceSeconds) {
+
+    static Optional<DiskSettings> from(WatchStrategyConfiguration config) {
+      String dir = config.persistence_dir() == null ? "" : config.persistence_dir().strip();
+      if (dir.isEmpty()) {
+        return Optional.empty();
+      }
+      String key = config.persistence_key_file() == null ? "" : config.persistence_key_file().strip();
+      if (key.isEmpty()) {
+        throw new IllegalArgumentException(PERSISTENCE_KEY_FILE + ": required when " + PERSISTENCE_DIR
+            + " is set (Secrets are stored encrypted); create one with 'head -c 32 /dev/urandom > <file> && chmod "
+            + "600 <file>'");
+      }
+      Path keyFile;
+      Path directory;
+      try {
+        keyFile = Path.of(key);
+        directory = Path.of(dir);
+      } catch (InvalidPathException e) {
+        throw new IllegalArgumentException(PERSISTENCE_DIR + "/" + PERSISTENCE_KEY_FILE + ": not a path ("
+            + e.getMessage() + ")");
+      }
+      try {
+        Persistence.checkKeyFile(keyFile);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(PERSISTENCE_KEY_FILE + ": " + e.getMessage());
+      }
+      return Optional.of(new DiskSettings(directory, keyFile, config.persistence_encrypt_configmaps(),
+          Settings.within(PERSISTENCE_MAX_BYTES, WatchStrategyConfiguration::persistence_max_bytes, config, 0, Long.MAX_VALUE,
+              "bytes"),
+          Settings.within(PERSISTENCE_GRACE, WatchStrategyConfiguration::persistence_restored_grace_seconds, config, 1,
+              MAX_RESYNC_INTERVAL_SECONDS, "seconds")));
+    }
+
+    PersistenceOptions options(String nodeName) {
+      return PersistenceOptions.of(directory, nodeName, keyFile).withEncryptConfigMaps(encryptConfigMaps)
+          .withMaxBytes(maxBytes);
+    }
+
+    @Override
+    public String toString() {
+      return PERSISTENCE_DIR + "=" + directory + ", " + PERSISTENCE_KEY_FILE + "=" + keyFile
+          + ", persistence.encrypt.configmaps=" + encryptConfigMaps + ", " + PERSISTENCE_MAX_BYTES + "=" + maxBytes
+          + ", " + PERSISTENCE_GRACE + "=" + graceSeconds;
     }
   }
 
   private final KubernetesClient client;
+  private final String nodeName;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
+  /** Shared by the strategies built one after another, so that the counts go on. */
+  private final WatchStoreMetrics metrics = new WatchStoreMetrics();
   private volatile WatchStoreStrategy strategy;
+  /** The open persistence directory of {@link #strategy}, if any; changed with it. */
+  private volatile Persistence persistence;
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid
    */
   @Activate
-  public WatchStrategyComponent(@Reference KubernetesClient client, WatchStrategyConfiguration config) {
+  public WatchStrategyComponent(@Reference KubernetesClient client, @Reference NodeIdentity node,
+      WatchStrategyConfiguration config) {
     this.client = client;
+    this.nodeName = node.nodeName();
     try {
       this.configuration = LastGoodConfiguration.activate(PID, "the watch store strategy", config, Settings::from);
     } catch (IllegalArgumentException e) {
       throw builderRefusal(client, config).orElse(e);
     }
-    this.strategy = build(configuration.current());
+    this.strategy = build(configuration.current(), null);
     LOG.info("Watch store strategy active: {}", configuration.current());
   }
 
@@ -117,18 +194,37 @@ public final class WatchStrategyComponent implements StoreStrategy {
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(WatchStrategyConfiguration config) {
+    Optional<DiskSettings> before = configuration.current().persistence();
     configuration.offer(config).ifPresent(next -> {
       WatchStoreStrategy old = strategy;
-      strategy = build(next);
-      old.closeWhenUnused();
+      Persistence oldPersistence = persistence;
+      if (next.persistence().equals(before)) {
+        // the same directory stays open, shared by the old stores and the new ones
+        strategy = build(next, oldPersistence);
+        old.closeWhenUnused();
+        return;
+      }
+      // the files of a persistence directory are open in one place at a time: the old stores end first
+      LOG.info("Persistence settings changed: the watch strategy's stores restart");
+      old.close();
+      if (oldPersistence != null) {
+        oldPersistence.close();
+      }
+      strategy = build(next, null);
     });
   }
 
-  private WatchStoreStrategy build(Settings s) {
-    return WatchStoreStrategy.builder(client)
+  /** A strategy with the settings; its persistence directory is {@code open} if given, else opened anew. */
+  private WatchStoreStrategy build(Settings s, Persistence open) {
+    WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
-        .build();
+        .metrics(metrics);
+    persistence = open != null ? open
+        : s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);
+    s.persistence().ifPresent(p -> builder.persistence(persistence)
+        .restoredReferenceGrace(Duration.ofSeconds(p.graceSeconds())));
+    return builder.build();
   }
 
   /** The configuration in force. */
@@ -157,8 +253,17 @@ public final class WatchStrategyComponent implements StoreStrategy {
     }
   }
 
+  @Override
+  public MetricSnapshots collect() {
+    return metrics.collect();
+  }
+
   @Deactivate
   void deactivate() {
     strategy.close();
+    Persistence open = persistence;
+    if (open != null) {
+      open.close();
+    }
   }
 }

@@ -49,7 +49,7 @@ class WatchObjectStoreTest {
     listsBefore = server.requestCount(Verb.LIST, "configmaps");
     // the timer never fires during a test: sweeps are called by hand
     store = new WatchObjectStore<>(client, ResourceType.CONFIG_MAPS, clock,
-        new WatchSettings(MAX_IDLE, SYNC_WAIT, Duration.ofHours(1)), timer, listener);
+        new WatchSettings(MAX_IDLE, SYNC_WAIT, Duration.ofHours(1)), timer, listener, new WatchMetrics());
   }
 
   private void start() {

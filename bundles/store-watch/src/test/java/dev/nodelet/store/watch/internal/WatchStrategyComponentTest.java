@@ -45,7 +45,7 @@ class WatchStrategyComponentTest {
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
@@ -75,7 +75,7 @@ class WatchStrategyComponentTest {
     long socketsBefore = sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), config(Map.of()));
+      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
@@ -111,7 +111,7 @@ class WatchStrategyComponentTest {
 
   @Test
   void aBadValueIsNamed() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("resync.interval.seconds", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of("resync.interval.seconds", 0))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("resyncInterval must be positive, was PT0S");
   }
@@ -130,7 +130,7 @@ class WatchStrategyComponentTest {
   void aStoreTellsItsLastAccess() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();

@@ -39,7 +39,7 @@ class WatchStrategyReconfigurationTest {
   void start() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(api.client(), config(Map.of()));
+    watch = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
     manager = ObjectManagers.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
@@ -59,15 +59,16 @@ class WatchStrategyReconfigurationTest {
 
   @Test
   void activationWithAnInvalidValueFailsNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("sync.wait.millis", 3_600_000))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+        config(Map.of("sync.wait.millis", 3_600_000))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
         config(Map.of("resync.interval.seconds", "often"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
     // what the builder refuses by itself keeps the builder's message
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), config(Map.of("sync.wait.millis", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of("sync.wait.millis", 0))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
   }
 
@@ -101,7 +102,7 @@ class WatchStrategyReconfigurationTest {
     WatchStoreStrategy old = watch.strategy();
     Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
     watch.modified(config(next));
-    assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1));
+    assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1, java.util.Optional.empty()));
     assertThat(old.isClosed()).as("the old one still feeds the manager's store").isFalse();
     assertThat(old.openStores()).isEqualTo(1);
     manager.useStrategy("watch", watch);

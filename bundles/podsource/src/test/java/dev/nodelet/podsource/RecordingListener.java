@@ -1,4 +1,4 @@
-package dev.nodelet.podsource.internal;
+package dev.nodelet.podsource;
 
 import dev.nodelet.objectcache.PodListener;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -8,25 +8,25 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /** Records calls as "register ns/name v=<label v>" or "unregister ns/name"; can block or fail on demand. */
-class RecordingListener implements PodListener {
+public final class RecordingListener implements PodListener {
 
   private final List<String> calls = new ArrayList<>();
   private volatile CountDownLatch gate = new CountDownLatch(0);
   private volatile boolean failing;
 
-  void block() {
+  public void block() {
     gate = new CountDownLatch(1);
   }
 
-  void unblock() {
+  public void unblock() {
     gate.countDown();
   }
 
-  void fail() {
+  public void fail() {
     failing = true;
   }
 
-  synchronized List<String> calls() {
+  public synchronized List<String> calls() {
     return List.copyOf(calls);
   }
 

@@ -1,4 +1,4 @@
-package dev.nodelet.podsource.internal;
+package dev.nodelet.podsource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -90,7 +90,7 @@ class PodSourceBadInputTest {
     create(pod("good").withNewSpec().addNewContainer().withName("c").withImage("i").addNewEnvFrom()
         .withNewConfigMapRef().withName("c-good").endConfigMapRef().endEnvFrom().endContainer()
         .withVolumes(secretVolume("v", "s-good")).endSpec().build());
-    source = new PodSource(client, NODE, 2);
+    source = PodSource.builder(client, NODE).listenerThreads(2).build();
     source.addListener(secrets);
     source.addListener(configMaps);
     source.start();
@@ -152,7 +152,7 @@ class PodSourceBadInputTest {
 
   @Test
   void whatAListenerThrowsNeverStopsTheDeliveryOfLaterEvents() throws Exception {
-    source = new PodSource(client, NODE, 2);
+    source = PodSource.builder(client, NODE).listenerThreads(2).build();
     Throwing throwing = new Throwing();
     Throwing observer = new Throwing();
     observer.release.countDown();

@@ -1,6 +1,8 @@
-package dev.nodelet.podsource.internal;
+package dev.nodelet.podsource;
 
 import dev.nodelet.objectcache.PodListener;
+import dev.nodelet.podsource.internal.ListenerQueue;
+import dev.nodelet.podsource.internal.PodKey;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
@@ -8,6 +10,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.net.URL;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -25,8 +28,11 @@ import org.slf4j.LoggerFactory;
  * <p>Each listener has its own {@link ListenerQueue}, served by a small shared pool: a slow listener holds at most
  * one pool thread and a failing one is logged and skipped, so with {@code n} threads up to {@code n - 1} slow
  * listeners cannot hold up the others. Pool threads end when idle for a while; {@link #close()} ends them all.
+ *
+ * <p>For plain Java programs and tests: {@link #builder}. In OSGi the {@code nodelet-podsource} bundle runs one for the
+ * node of the {@code NodeIdentity} service and feeds it every {@link PodListener} service.
  */
-final class PodSource implements AutoCloseable {
+public final class PodSource implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PodSource.class);
 
@@ -42,33 +48,75 @@ final class PodSource implements AutoCloseable {
   private final Map<PodListener, ListenerQueue> listeners = new IdentityHashMap<>();
   private SharedIndexInformer<Pod> informer;
 
-  /**
-   * @param client the client to watch with; not closed here
-   * @param nodeName the node whose pods to watch
-   * @param threads the number of threads that call listeners, at least 1
-   */
-  PodSource(KubernetesClient client, String nodeName, int threads) {
-    this.client = Objects.requireNonNull(client, "client");
-    this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
-    checkThreads(threads);
+  private PodSource(KubernetesClient client, String nodeName, int threads) {
+    this.client = client;
+    this.nodeName = nodeName;
     this.executor = new ThreadPoolExecutor(threads, threads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(), threadFactory());
     executor.allowCoreThreadTimeOut(true);
   }
 
   /** The most listener threads a pod source runs; more would only wait on the listeners' own locks. */
-  static final int MAX_THREADS = 64;
+  public static final int MAX_THREADS = 64;
 
-  static void checkThreads(int threads) {
+  /**
+   * Starts building a pod source.
+   *
+   * @param client the client to watch with; not closed by the pod source
+   * @param nodeName the node whose pods to watch
+   * @return a builder with two listener threads
+   */
+  public static Builder builder(KubernetesClient client, String nodeName) {
+    return new Builder(client, nodeName);
+  }
+
+  /** Options of a pod source. */
+  public static final class Builder {
+    private final KubernetesClient client;
+    private final String nodeName;
+    private int threads = 2;
+
+    private Builder(KubernetesClient client, String nodeName) {
+      this.client = Objects.requireNonNull(client, "client");
+      this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
+    }
+
+    /**
+     * @param threads the number of threads that call listeners, 1 to {@value #MAX_THREADS}; 2 by default
+     * @return this builder
+     * @throws IllegalArgumentException if out of range, naming {@code listener.threads}
+     */
+    public Builder listenerThreads(int threads) {
+      checkListenerThreads(threads);
+      this.threads = threads;
+      return this;
+    }
+
+    /** @return a pod source, not watching until {@link PodSource#start()} */
+    public PodSource build() {
+      return new PodSource(client, nodeName, threads);
+    }
+  }
+
+  /**
+   * @param threads a number of listener threads
+   * @throws IllegalArgumentException unless 1 to {@value #MAX_THREADS}, naming {@code listener.threads}
+   */
+  public static void checkListenerThreads(int threads) {
     if (threads < 1 || threads > MAX_THREADS) {
       throw new IllegalArgumentException(threads < 1 ? "listener.threads must be at least 1, was " + threads
           : "listener.threads must be at most " + MAX_THREADS + ", was " + threads);
     }
   }
 
-  /** Changes the number of listener threads; calls in progress finish on the threads they run on. */
-  synchronized void setThreads(int threads) {
-    checkThreads(threads);
+  /**
+   * Changes the number of listener threads; calls in progress finish on the threads they run on.
+   *
+   * @param threads 1 to {@value #MAX_THREADS}
+   * @throws IllegalArgumentException if out of range, naming {@code listener.threads}
+   */
+  public synchronized void setListenerThreads(int threads) {
+    checkListenerThreads(threads);
     // the core size may never exceed the maximum in between
     if (threads > executor.getMaximumPoolSize()) {
       executor.setMaximumPoolSize(threads);
@@ -79,8 +127,8 @@ final class PodSource implements AutoCloseable {
     }
   }
 
-  /** The number of listener threads. */
-  int threads() {
+  /** @return the number of listener threads */
+  public int listenerThreads() {
     return executor.getMaximumPoolSize();
   }
 
@@ -93,8 +141,12 @@ final class PodSource implements AutoCloseable {
     };
   }
 
-  /** Starts the watch without waiting for its first list. */
-  synchronized void start() {
+  /**
+   * Starts the watch without waiting for its first list.
+   *
+   * @throws IllegalStateException if started before
+   */
+  public synchronized void start() {
     if (informer != null) {
       throw new IllegalStateException("the pod source is started already");
     }
@@ -148,20 +200,33 @@ final class PodSource implements AutoCloseable {
     listeners.values().forEach(queue -> queue.unregister(key, pod));
   }
 
-  /** Adds a listener and registers every pod known so far with it. */
-  synchronized void addListener(PodListener listener) {
+  /**
+   * Adds a listener and registers every pod known so far with it.
+   *
+   * @param listener the listener; added once however often it is given
+   */
+  public synchronized void addListener(PodListener listener) {
     ListenerQueue queue = new ListenerQueue(listener, executor);
     if (listeners.putIfAbsent(listener, queue) == null) {
       pods.forEach(queue::register);
     }
   }
 
-  /** Removes a listener; events not yet delivered to it are dropped. */
-  synchronized void removeListener(PodListener listener) {
+  /**
+   * Removes a listener; events not yet delivered to it are dropped.
+   *
+   * @param listener the listener
+   */
+  public synchronized void removeListener(PodListener listener) {
     ListenerQueue queue = listeners.remove(listener);
     if (queue != null) {
       queue.cancel();
     }
+  }
+
+  /** @return the pods of the node as the watch knows them now, in the order they were first seen */
+  public synchronized List<Pod> pods() {
+    return List.copyOf(pods.values());
   }
 
   /** Stops the watch and the listener threads, waiting a little for calls in progress. Idempotent. */

@@ -1,4 +1,4 @@
-package dev.nodelet.podsource.internal;
+package dev.nodelet.podsource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -62,11 +62,12 @@ class PodSourceTest {
   void registersThePodsOfThisNodeOnUpdateAndUnregistersOnDelete() {
     put("mine", "node-a", "1");
     put("theirs", "node-b", "1");
-    source = new PodSource(client, "node-a", 2);
+    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
     RecordingListener listener = new RecordingListener();
     source.addListener(listener);
     source.start();
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/mine v=1")));
+    assertThat(source.pods()).extracting(p -> p.getMetadata().getName()).containsExactly("mine");
 
     put("mine", "node-a", "2");
     await().atMost(WAIT).until(() -> listener.calls().size() == 2);
@@ -75,13 +76,25 @@ class PodSourceTest {
     await().atMost(WAIT).until(() -> listener.calls().size() == 3);
     assertThat(listener.calls()).containsExactly("register ns/mine v=1", "register ns/mine v=2",
         "unregister ns/mine");
+    assertThat(source.pods()).isEmpty();
+  }
+
+  @Test
+  void listenerThreadsOutOfRangeAreRefusedWithTheKeyNamed() {
+    assertThatThrownBy(() -> PodSource.builder(client, "node-a").listenerThreads(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
+    source = PodSource.builder(client, "node-a").build();
+    assertThat(source.listenerThreads()).isEqualTo(2);
+    assertThatThrownBy(() -> source.setListenerThreads(65))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at most 64, was 65");
+    assertThat(source.listenerThreads()).isEqualTo(2);
   }
 
   @Test
   void aLateListenerReceivesTheCurrentPods() {
     put("a", "node-a", "1");
     put("b", "node-a", "1");
-    source = new PodSource(client, "node-a", 2);
+    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
     source.start();
     RecordingListener early = new RecordingListener();
     source.addListener(early);
@@ -96,7 +109,7 @@ class PodSourceTest {
 
   @Test
   void aSlowListenerHoldsUpNobodyAndLaterGetsTheLatestState() {
-    source = new PodSource(client, "node-a", 2);
+    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
     RecordingListener slow = new RecordingListener();
     RecordingListener fast = new RecordingListener();
     slow.block();
@@ -120,7 +133,7 @@ class PodSourceTest {
 
   @Test
   void aFailingListenerIsLoggedAndKeepsReceivingEvents() {
-    source = new PodSource(client, "node-a", 1);
+    source = PodSource.builder(client, "node-a").listenerThreads(1).build();
     RecordingListener failing = new RecordingListener();
     RecordingListener healthy = new RecordingListener();
     failing.fail();
@@ -134,7 +147,7 @@ class PodSourceTest {
 
   @Test
   void aRemovedListenerHearsNothingMore() {
-    source = new PodSource(client, "node-a", 2);
+    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
     RecordingListener listener = new RecordingListener();
     RecordingListener other = new RecordingListener();
     source.addListener(listener);
@@ -150,7 +163,7 @@ class PodSourceTest {
 
   @Test
   void closingEndsTheWatchAndEveryThread() {
-    source = new PodSource(client, "node-a", 2);
+    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
     RecordingListener listener = new RecordingListener();
     source.addListener(listener);
     source.start();
@@ -162,35 +175,5 @@ class PodSourceTest {
     await().atMost(WAIT).until(() -> server.openWatches("pods", SELECTOR) == 0 && !podsourceThreadAlive());
     put("q", "node-a", "1");
     assertThat(listener.calls()).containsExactly("register ns/p v=1");
-  }
-
-  @Test
-  void theComponentWatchesTheNodeOfItsIdentity() {
-    NodeIdentity node = new NodeIdentity() {
-      @Override
-      public String nodeName() {
-        return "node-a";
-      }
-
-      @Override
-      public Optional<String> nodeUid() {
-        return Optional.empty();
-      }
-    };
-    PodSourceComponent component = new PodSourceComponent(client, node,
-        Converters.standardConverter().convert(Map.of()).to(PodSourceConfiguration.class));
-    RecordingListener listener = new RecordingListener();
-    component.addListener(listener);
-    put("p", "node-a", "1");
-    await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/p v=1")));
-    component.removeListener(listener);
-    component.deactivate();
-    await().atMost(WAIT).until(() -> server.openWatches("pods", SELECTOR) == 0 && !podsourceThreadAlive());
-  }
-
-  @Test
-  void aBadThreadCountIsNamed() {
-    assertThatThrownBy(() -> new PodSource(client, "node-a", 0))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
   }
 }

@@ -1,0 +1,110 @@
+package dev.nodelet.benchmarks;
+
+import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.managers.internal.InstrumentedManagers;
+import dev.nodelet.managers.internal.ManagerMetrics;
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.store.watch.WatchStoreMetrics;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The cost of metrics on the two hot paths: the cached get (128 synced objects read in turn, as measure 1) and
+ * {@code registerPod} of a pod whose 10 ConfigMaps another pod already references (as measure 3, shared). With
+ * {@code metrics=on} the calls go through the manager component the OSGi runtime registers, with its
+ * {@link ManagerMetrics} and a {@link WatchStoreMetrics}; with {@code off}, through the plain manager it wraps.
+ */
+@State(Scope.Benchmark)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class MetricsOverheadBenchmark {
+
+  static final int OBJECTS = 128;
+
+  @Param({"off", "on"})
+  public String metrics;
+
+  private EmbeddedApiServer server;
+  private KubernetesClient client;
+  private WatchStoreStrategy strategy;
+  private SwitchableObjectManager<ConfigMap> plain;
+  private ObjectManager<ConfigMap> manager;
+  private final String[] names = new String[OBJECTS];
+  private Pod pod;
+  private boolean registered;
+  private int next;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    server = EmbeddedApiServer.builder().build().start();
+    client = Watched.nodeletClient(server.url());
+    Fixtures.createConfigMaps(client, 0, OBJECTS);
+    if ("on".equals(metrics)) {
+      strategy = WatchStoreStrategy.builder(client).metrics(new WatchStoreMetrics()).build();
+      manager = InstrumentedManagers.configMaps(client, new ManagerMetrics(), strategy, "watch");
+    } else {
+      strategy = WatchStoreStrategy.builder(client).build();
+      plain = ObjectManagers.configMaps(client).build();
+      plain.useStrategy("watch", strategy);
+      manager = plain;
+    }
+    Fixtures.podsReferencing(0, OBJECTS).forEach(manager::registerPod);
+    for (int i = 0; i < OBJECTS; i++) {
+      names[i] = Fixtures.name(i);
+      Fixtures.getSynced(manager, names[i]);
+    }
+    pod = Fixtures.pod("measured", "uid-measured", IntStream.range(0, 10).mapToObj(Fixtures::name).toList());
+  }
+
+  @Setup(Level.Invocation)
+  public void unregister() {
+    if (registered) {
+      manager.unregisterPod(pod);
+      registered = false;
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    if (plain != null) {
+      plain.close();
+    } else {
+      InstrumentedManagers.close(manager);
+    }
+    strategy.close();
+    client.close();
+    server.close();
+  }
+
+  /** {@code ObjectManager.get(namespace, name)} of a watched, synced object. */
+  @Benchmark
+  @BenchmarkMode(Mode.AverageTime)
+  public ConfigMap get() {
+    int i = next;
+    next = (i + 1) & (OBJECTS - 1);
+    return manager.get(Fixtures.NAMESPACE, names[i]);
+  }
+
+  /** {@code registerPod} of a pod with 10 references whose watches run already; unregistered before each call. */
+  @Benchmark
+  @BenchmarkMode(Mode.SampleTime)
+  public void registerPod() {
+    manager.registerPod(pod);
+    registered = true;
+  }
+}

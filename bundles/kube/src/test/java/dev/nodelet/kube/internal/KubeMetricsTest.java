@@ -1,0 +1,88 @@
+package dev.nodelet.kube.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+class KubeMetricsTest {
+
+  private final KubeMetrics metrics = new KubeMetrics();
+
+  private String scrape() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    PrometheusTextFormatWriter.create().write(out, metrics.collect());
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private double value(String series) throws Exception {
+    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
+    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+  }
+
+  @Test
+  void countsTheRequestsTheServerSawByVerbResourceAndCode() throws Exception {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = new KubeClientFactory(metrics).create(
+            KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build())) {
+      String host = "127.0.0.1:" + server.port();
+      client.configMaps().inNamespace("default").resource(new ConfigMapBuilder().withNewMetadata()
+          .withName("app").endMetadata().withData(Map.of("k", "v")).build()).create();
+      client.secrets().inNamespace("default").resource(new SecretBuilder().withNewMetadata()
+          .withName("db-password").endMetadata().withStringData(Map.of("password", "hunter2")).build()).create();
+      client.configMaps().inNamespace("default").withName("app").get();
+      client.configMaps().inNamespace("default").withName("absent").get(); // 404: fabric8 answers null
+      client.secrets().inNamespace("default").list();
+      server.failNext(Verb.GET, "configmaps", 1, 503);
+      assertThatThrownBy(() -> client.configMaps().inNamespace("default").withName("app").get())
+          .isInstanceOf(KubernetesClientException.class);
+
+      assertThat(value("nodelet_apiserver_requests_total{code=\"201\",resource=\"configmaps\",verb=\"create\"}"))
+          .isEqualTo(server.requestCount(Verb.CREATE, "configmaps")).isEqualTo(1);
+      assertThat(value("nodelet_apiserver_requests_total{code=\"200\",resource=\"configmaps\",verb=\"get\"}"))
+          .isEqualTo(1);
+      assertThat(value("nodelet_apiserver_requests_total{code=\"404\",resource=\"configmaps\",verb=\"get\"}"))
+          .isEqualTo(1);
+      assertThat(value("nodelet_apiserver_requests_total{code=\"503\",resource=\"configmaps\",verb=\"get\"}"))
+          .isEqualTo(1);
+      assertThat(value("nodelet_apiserver_requests_total{code=\"200\",resource=\"secrets\",verb=\"list\"}"))
+          .isEqualTo(server.requestCount(Verb.LIST, "secrets")).isEqualTo(1);
+      assertThat(value("rest_client_requests_total{code=\"200\",host=\"" + host + "\",method=\"GET\"}"))
+          .isEqualTo(2);
+      assertThat(value("rest_client_requests_total{code=\"201\",host=\"" + host + "\",method=\"POST\"}"))
+          .isEqualTo(2);
+      // names of objects, keys and values never become labels
+      assertThat(scrape()).doesNotContain("db-password").doesNotContain("hunter2").doesNotContain("password")
+          .doesNotContain("app\"").doesNotContain("default");
+    }
+  }
+
+  @Test
+  void resolvesVerbAndResourceOfPathsWithoutNames() {
+    assertThat(KubeMetrics.ApiPath.of("/api/v1/namespaces/ns/pods/p/status", null, "PUT"))
+        .isEqualTo(new KubeMetrics.ApiPath("update", "pods/status"));
+    assertThat(KubeMetrics.ApiPath.of("/api/v1/namespaces/ns/secrets", "fieldSelector=x&watch=true", "GET"))
+        .isEqualTo(new KubeMetrics.ApiPath("watch", "secrets"));
+    assertThat(KubeMetrics.ApiPath.of("/apis/resource.k8s.io/v1/resourceslices", "labelSelector=a", "GET"))
+        .isEqualTo(new KubeMetrics.ApiPath("list", "resourceslices"));
+    assertThat(KubeMetrics.ApiPath.of("/apis/resource.k8s.io/v1/resourceslices", null, "DELETE"))
+        .isEqualTo(new KubeMetrics.ApiPath("deletecollection", "resourceslices"));
+    assertThat(KubeMetrics.ApiPath.of("/api/v1/nodes/node-a", null, "GET"))
+        .isEqualTo(new KubeMetrics.ApiPath("get", "nodes"));
+    assertThat(KubeMetrics.ApiPath.of("/api/v1/namespaces/kube-system", null, "GET"))
+        .isEqualTo(new KubeMetrics.ApiPath("get", "namespaces"));
+    assertThat(KubeMetrics.ApiPath.of("/version", null, "GET")).isEqualTo(new KubeMetrics.ApiPath("get", "/version"));
+  }
+}

@@ -1,0 +1,131 @@
+package dev.nodelet.metrics.internal;
+
+import dev.nodelet.configuration.LastGoodConfiguration;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves {@code /metrics} with Prometheus client_java's HTTP exporter: the text format by default, OpenMetrics when
+ * the scraper's {@code Accept} header asks for it. What it serves is the whiteboard of {@link MultiCollector}
+ * services: each bundle registers its own, so its metrics appear and vanish with the bundle.
+ */
+@Component(configurationPid = MetricsEndpoint.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
+    service = {}, immediate = true)
+@Designate(ocd = MetricsConfiguration.class)
+public final class MetricsEndpoint {
+
+  public static final String PID = "dev.nodelet.metrics";
+  static final String THREAD_PREFIX = "nodelet-metrics-http-";
+
+  private static final Logger LOG = LoggerFactory.getLogger(MetricsEndpoint.class);
+
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final LastGoodConfiguration<MetricsConfiguration, MetricsSettings> config;
+  private Server server;
+
+  @Activate
+  public MetricsEndpoint(MetricsConfiguration config) {
+    this.config = LastGoodConfiguration.activate(PID, "the metrics endpoint", config, MetricsSettings::of);
+    this.server = Server.start(this.config.current(), registry);
+  }
+
+  @Modified
+  synchronized void modified(MetricsConfiguration next) {
+    config.offer(next).ifPresent(settings -> {
+      // the old port is given up first: a new address with the same port must be able to bind it
+      server.close();
+      server = Server.start(settings, registry);
+    });
+  }
+
+  @Deactivate
+  synchronized void deactivate() {
+    server.close();
+  }
+
+  @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
+  void addCollector(MultiCollector collector) {
+    registry.register(collector);
+  }
+
+  void removeCollector(MultiCollector collector) {
+    registry.unregister(collector);
+  }
+
+  /** @return the address the endpoint listens on */
+  synchronized InetSocketAddress address() {
+    return server.address;
+  }
+
+  /** One running HTTP server and its threads. */
+  private static final class Server {
+    private final HTTPServer http;
+    private final ExecutorService executor;
+    private final InetSocketAddress address;
+
+    private Server(HTTPServer http, ExecutorService executor, InetSocketAddress address) {
+      this.http = http;
+      this.executor = executor;
+      this.address = address;
+    }
+
+    static Server start(MetricsSettings settings, PrometheusRegistry registry) {
+      ExecutorService executor = executor();
+      try {
+        HTTPServer http = HTTPServer.builder().inetAddress(settings.address()).port(settings.port())
+            .registry(registry).executorService(executor).buildAndStart();
+        InetSocketAddress address = new InetSocketAddress(settings.address(), http.getPort());
+        LOG.info("Metrics served at http://{}:{}/metrics", settings.address().getHostAddress(), http.getPort());
+        return new Server(http, executor, address);
+      } catch (IOException e) {
+        executor.shutdownNow();
+        throw new UncheckedIOException("metrics endpoint: cannot listen on " + settings.address().getHostAddress()
+            + ":" + settings.port() + " (" + e.getMessage() + "); set port and bind.address of " + PID
+            + " to a free port on an address of this host", e);
+      }
+    }
+
+    /** A few daemon threads that end when idle, named so that a leak is easy to tell. */
+    private static ExecutorService executor() {
+      AtomicInteger count = new AtomicInteger();
+      ThreadPoolExecutor executor = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+          task -> {
+            Thread thread = new Thread(task, THREAD_PREFIX + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+          });
+      executor.allowCoreThreadTimeOut(true);
+      return executor;
+    }
+
+    void close() {
+      http.close();
+      executor.shutdownNow();
+      try {
+        executor.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

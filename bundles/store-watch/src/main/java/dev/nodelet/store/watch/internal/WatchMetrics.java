@@ -1,0 +1,74 @@
+package dev.nodelet.store.watch.internal;
+
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The instruments of the watch stores of one strategy service, labelled by resource only. */
+public final class WatchMetrics {
+
+  private static final double NANOS_PER_SECOND = 1e9;
+
+  private final Set<WatchObjectStore<?>> stores = ConcurrentHashMap.newKeySet();
+  private final Counter syncs = Counter.builder().name("nodelet_store_watch_syncs_total")
+      .help("Lists that synced an object of the watch store (its first, or a relist).").labelNames("resource")
+      .withoutExemplars().build();
+  private final Counter syncFailures = Counter.builder().name("nodelet_store_watch_sync_failures_total")
+      .help("Lists of the watch store that failed; the object is listed again after a backoff.")
+      .labelNames("resource").withoutExemplars().build();
+  private final Counter relists = Counter.builder().name("nodelet_store_watch_relists_total")
+      .help("Lists started again after a failed list or a 410 Gone watch.").labelNames("resource")
+      .withoutExemplars().build();
+  private final Counter restarts = Counter.builder().name("nodelet_store_watch_restarts_total")
+      .help("Watches started again from the last resourceVersion after they closed or failed to open.")
+      .labelNames("resource").withoutExemplars().build();
+  private final Histogram propagation = Histogram.builder().name("nodelet_store_watch_propagation_delay_seconds")
+      .help("Time from a watch event's arrival to its object being visible to gets.").labelNames("resource")
+      .classicOnly().classicExponentialUpperBounds(1e-6, 4, 12).withoutExemplars().build();
+  private final GaugeWithCallback watches = GaugeWithCallback.builder().name("nodelet_store_watch_open_watches")
+      .help("Watches the watch stores hold open on the API server, one per watched object.").labelNames("resource")
+      .callback(callback -> stores.forEach(store -> callback.call(store.openWatches(), store.resource())))
+      .build();
+
+  /** @return the current values */
+  public MetricSnapshots collect() {
+    return MetricSnapshots.of(syncs.collect(), syncFailures.collect(), relists.collect(), restarts.collect(),
+        propagation.collect(), watches.collect());
+  }
+
+  /** The data points of one store, looked up once. */
+  final class Recorder {
+    final CounterDataPoint synced;
+    final CounterDataPoint syncFailed;
+    final CounterDataPoint relisted;
+    final CounterDataPoint restarted;
+    private final DistributionDataPoint delay;
+
+    private Recorder(String resource) {
+      synced = syncs.labelValues(resource);
+      syncFailed = syncFailures.labelValues(resource);
+      relisted = relists.labelValues(resource);
+      restarted = restarts.labelValues(resource);
+      delay = propagation.labelValues(resource);
+    }
+
+    /** An event that arrived at {@code receivedNanos} is visible to gets now. */
+    void visible(long receivedNanos) {
+      delay.observe((System.nanoTime() - receivedNanos) / NANOS_PER_SECOND);
+    }
+  }
+
+  Recorder open(WatchObjectStore<?> store) {
+    stores.add(store);
+    return new Recorder(store.resource());
+  }
+
+  void closed(WatchObjectStore<?> store) {
+    stores.remove(store);
+  }
+}

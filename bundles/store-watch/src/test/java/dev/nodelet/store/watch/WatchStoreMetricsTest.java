@@ -1,0 +1,82 @@
+package dev.nodelet.store.watch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The watch store's metrics move as the API server changes, fails and cuts watches. */
+class WatchStoreMetricsTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
+  private final WatchStoreMetrics metrics = new WatchStoreMetrics();
+
+  private String scrape() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try {
+      PrometheusTextFormatWriter.create().write(out, metrics.collect());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private double value(String series) {
+    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
+    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+  }
+
+  private void update(String value) {
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
+        .endMetadata().addToData("k", value).build()).serverSideApply();
+  }
+
+  @Test
+  void syncsFailuresRestartsOpenWatchesAndPropagation() {
+    update("1");
+    try (WatchStoreStrategy strategy = WatchStoreStrategy.builder(api.client()).metrics(metrics).build()) {
+      ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
+      api.server().failNext(Verb.LIST, "configmaps", 1, 500);
+      store.addReference("ns", "a", "pod-1");
+      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+      assertThat(value("nodelet_store_watch_sync_failures_total{resource=\"configmaps\"}")).isEqualTo(1);
+      assertThat(value("nodelet_store_watch_relists_total{resource=\"configmaps\"}")).isEqualTo(1);
+      assertThat(value("nodelet_store_watch_syncs_total{resource=\"configmaps\"}")).isEqualTo(1);
+      assertThat(value("nodelet_store_watch_open_watches{resource=\"configmaps\"}")).isEqualTo(1);
+
+      update("2");
+      await().atMost(WAIT).until(() -> "2".equals(store.get("ns", "a").getData().get("k")));
+      assertThat(value("nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}"))
+          .isGreaterThanOrEqualTo(1);
+
+      api.server().cutWatches();
+      await().atMost(WAIT).until(() -> value("nodelet_store_watch_restarts_total{resource=\"configmaps\"}") >= 1);
+      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+      double before = value("nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}");
+      update("3");
+      await().atMost(WAIT).until(() -> value(
+          "nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}") > before);
+
+      store.close();
+      assertThat(scrape()).doesNotContain("nodelet_store_watch_open_watches{");
+    }
+  }
+}

@@ -1,0 +1,90 @@
+package dev.nodelet.store.watch.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.nodelet.objectcache.ObjectState;
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.osgi.util.converter.Converters;
+
+/** The {@code persistence.*} keys of the watch strategy's configuration. */
+class WatchStrategyPersistenceTest {
+
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
+
+  @TempDir
+  Path dir;
+
+  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
+    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
+  }
+
+  private Path key(String mode) throws IOException {
+    Path key = dir.resolve("key");
+    Files.write(key, new byte[32]);
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString(mode));
+    return key;
+  }
+
+  @Test
+  void aDirectoryWithoutAKeyFileIsRefusedNamingTheKey() {
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+        config(Map.of("persistence.dir", dir.resolve("store").toString()))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("persistence.key.file: required");
+  }
+
+  @Test
+  void aKeyFileOpenToOthersIsRefusedNamingTheFileAndChmod() throws IOException {
+    Path key = key("rw-r--r--");
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+        config(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file", key.toString()))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("persistence.key.file: ")
+        .hasMessageContaining(key.toString()).hasMessageContaining("chmod 600");
+  }
+
+  @Test
+  void aRestartedComponentServesWhatTheLastOneStoredWhileTheApiServerIsDown() throws IOException {
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+        .endMetadata().addToData("k", "v").build()).create();
+    Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", key("rw-------").toString(), "persistence.encrypt.configmaps", true);
+    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), new TestNode(), config(properties));
+    ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
+    store.addReference("ns", "c", "pod-1");
+    assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
+    // another value that is not about persistence: the new stores share the open directory with the old ones
+    first.modified(config(Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", dir.resolve("key").toString(), "persistence.encrypt.configmaps", true,
+        "sync.wait.millis", 2000)));
+    ObjectStore<ConfigMap> next = first.createStore(ResourceType.CONFIG_MAPS);
+    next.addReference("ns", "c", "pod-1");
+    assertThat(next.get("ns", "c").getData()).containsEntry("k", "v");
+    store.close();
+    first.deactivate();
+    assertThat(Files.list(dir.resolve("store")).map(f -> f.getFileName().toString()))
+        .containsExactlyInAnyOrder("configmaps.mv");
+
+    api.server().stop();
+    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), new TestNode(), config(properties));
+    try {
+      ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
+      assertThat(restored.get("ns", "c").getData()).containsEntry("k", "v");
+      assertThat(restored.state("ns", "c")).contains(ObjectState.FROM_DISK);
+    } finally {
+      second.deactivate();
+    }
+  }
+}

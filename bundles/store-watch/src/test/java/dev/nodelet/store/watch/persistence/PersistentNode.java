@@ -1,0 +1,51 @@
+package dev.nodelet.store.watch.persistence;
+
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.persistence.Persistence;
+import dev.nodelet.persistence.PersistenceOptions;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * A Nodelet node reduced to the watch strategy with persistence, run in its own JVM so that a test can kill it
+ * (SIGKILL, no shutdown hook, no commit on close). Arguments: kubeconfig, persistence directory, key file, node name,
+ * namespace, then {@code configmaps/<name>} or {@code secrets/<name>} for each object that pod {@code pod-1}
+ * references. Prints {@code READY} once every object was read and had time to reach the disk, then keeps watching.
+ */
+public final class PersistentNode {
+
+  private PersistentNode() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    Config config = Config.fromKubeconfig(Files.readString(Path.of(args[0])));
+    PersistenceOptions options = PersistenceOptions.of(Path.of(args[1]), args[3], Path.of(args[2]))
+        .withCommitDelay(Duration.ofMillis(100));
+    String namespace = args[4];
+    KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
+    Persistence persistence = Persistence.open(options);
+    WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).syncWait(Duration.ofSeconds(10))
+        .persistence(persistence).build();
+    ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS);
+    ObjectStore<Secret> secrets = strategy.createStore(ResourceType.SECRETS);
+    for (int i = 5; i < args.length; i++) {
+      String[] object = args[i].split("/");
+      ObjectStore<?> store = object[0].equals("secrets") ? secrets : configMaps;
+      store.addReference(namespace, object[1], "pod-1");
+      store.get(namespace, object[1]);
+    }
+    // three commit delays: what was read is on disk
+    Thread.sleep(300);
+    System.out.println("READY");
+    System.out.flush();
+    Thread.sleep(Long.MAX_VALUE);
+  }
+}
