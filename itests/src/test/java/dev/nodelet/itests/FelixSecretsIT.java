@@ -266,6 +266,13 @@ public class FelixSecretsIT extends NodeletTestSupport {
           "default.ttl.seconds", 1)));
       configurationAdmin.getConfiguration(KUBE_PID, "?").update(new Hashtable<>(Map.of(
           "kubeconfig.path", System.getProperty(KUBECONFIG_PROPERTY), "node.name", NODE_NAME)));
+      // the health endpoint too: its receipts and check messages are evidence like the commands' output
+      int healthPort;
+      try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        healthPort = free.getLocalPort();
+      }
+      configurationAdmin.getConfiguration("dev.nodelet.health", "?").update(new Hashtable<>(Map.of(
+          "port", healthPort)));
       KubernetesClient client = await().atMost(WAIT).until(clients::await,
           c -> TOKEN.equals(c.getConfiguration().getAutoOAuthToken())
               || TOKEN.equals(c.getConfiguration().getOauthToken()));
@@ -313,6 +320,7 @@ public class FelixSecretsIT extends NodeletTestSupport {
 
         failingGets(manager, objects, strategy, evidence, servedGets);
         shell.runEveryCommand(strategy, version);
+        scrapeHealth(healthPort, evidence, strategy);
 
         evidence.add("nodelet:watch secret (" + strategy + ")", gogoWatch.stop());
         watch.close();
@@ -457,6 +465,16 @@ public class FelixSecretsIT extends NodeletTestSupport {
     }
   }
 
+  /** Every page of the health endpoint, into the evidence; waits for the endpoint to listen. */
+  private static void scrapeHealth(int port, Evidence evidence, String phase) throws Exception {
+    for (String path : List.of("/receipts", "/readyz?verbose", "/livez?verbose", "/system/health")) {
+      URI uri = URI.create("http://127.0.0.1:" + port + path);
+      String body = await().atMost(WAIT).ignoreExceptions().until(() -> HTTP.send(HttpRequest.newBuilder(uri)
+          .build(), HttpResponse.BodyHandlers.ofString()).body(), b -> !b.isEmpty());
+      evidence.add("health " + path + " (" + phase + ")", body);
+    }
+  }
+
   /** A write of the test's own, without a token: allowed everything, as an administrator. */
   private static void write(String method, String name, String body) throws Exception {
     URI uri = URI.create(System.getProperty(API_SERVER_URL_PROPERTY) + "/api/v1/namespaces/" + NS + "/secrets/"
@@ -546,8 +564,8 @@ public class FelixSecretsIT extends NodeletTestSupport {
 
     /** Every command of scope nodelet, on every Secret and with bad arguments. */
     void runEveryCommand(String phase, int version) {
-      for (String command : List.of("nodelet:pods", "nodelet:objects", "nodelet:strategy", "nodelet:strategy secret",
-          "nodelet:strategy secrets", "nodelet:watchstats", "nodelet:drivers", "nodelet:slices",
+      for (String command : List.of("nodelet:pods", "nodelet:pods --receipts", "nodelet:objects",
+          "nodelet:strategy", "nodelet:strategy secret", "nodelet:strategy secrets", "nodelet:watchstats", "nodelet:drivers", "nodelet:slices",
           "nodelet:get secrets " + NS + " s-volume", "nodelet:get --bogus secret " + NS + " s-volume",
           "nodelet:get --show-secret secret " + NS + " " + FORBIDDEN, "nodelet:get pods " + NS + " p-direct",
           "nodelet:strategy secret 'no(such'", "nodelet:get configmap " + NS + " " + SEEDED_CONFIGMAP)) {

@@ -63,10 +63,14 @@ public final class Main {
     if (System.getProperty(HTTP_BUFFER_PROPERTY) == null) {
       System.setProperty(HTTP_BUFFER_PROPERTY, "4096");
     }
+    // pax-logging's own messages (and log4j2's status logger) at DEBUG unless told otherwise
+    System.getProperties().putIfAbsent("org.ops4j.pax.logging.DefaultServiceLog.level", "ERROR");
     // SPI Fly reports every provider it registers at INFO; keep the console for what matters
     SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
     // fabric8's informers and watch managers log every failed attempt with its stack trace (hundreds of lines a
     // minute while the API server is unreachable); Nodelet's components say it once, with the URL, per backoff step
+    // (the embedded API server logs through the launcher's own class path; the bundles through pax-logging, whose
+    // configuration the launcher sets)
     for (String logger : QUIET_LOGGERS) {
       System.getProperties().putIfAbsent("org.slf4j.simpleLogger.log." + logger, "error");
     }
@@ -112,6 +116,11 @@ public final class Main {
         where = "the cluster of " + options.kubeconfig();
       }
       kube.put("node.name", options.nodeName());
+      configuration.put(LauncherLogging.PID, LauncherLogging.configuration(options.jsonLogs(), QUIET_LOGGERS));
+      if (options.healthPort() >= 0) {
+        configuration.put("dev.nodelet.health", Map.of("port", options.healthPort(),
+            "address", options.healthAddress()));
+      }
       if (options.metrics().isPresent()) {
         configuration.put(Metrics.PID, options.metrics().get().configuration());
       }
@@ -167,6 +176,10 @@ public final class Main {
         return 1;
       }
       out.println(READY + ": node " + options.nodeName() + " on " + where);
+      if (options.healthPort() >= 0) {
+        out.println("  health: http://" + options.healthAddress() + ":" + options.healthPort()
+            + "/readyz?verbose, /livez, /system/health, /receipts");
+      }
       out.println("  bundles: " + status.activeBundles() + " active; services: " + String.join(", ",
           status.services()));
       if (server != null) {
@@ -231,7 +244,8 @@ public final class Main {
   /** The command line; see {@link #USAGE}. */
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
-      boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics) {
+      boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics, int healthPort,
+      String healthAddress, boolean jsonLogs) {
 
     /** A node's name is a DNS subdomain (RFC 1123), as the API server requires. */
     private static final Pattern NODE_NAME =
@@ -254,6 +268,9 @@ public final class Main {
         "                      print its output and exit with its status",
         "  --work DIR          framework cache and generated files (default: a fresh temporary folder)",
         "  --api-port N        port of the embedded API server (default: a free one)",
+        "  --health-port N     serve /livez, /readyz, /system/health and /receipts on this port (default: off)",
+        "  --health-address A  address of --health-port (default: 127.0.0.1; 0.0.0.0 for a kubelet's probes)",
+        "  --log-format F      text (default) or json: one JSON object per log line on standard error",
         "  --metrics-port N    serve Prometheus metrics at http://ADDRESS:N/metrics (default: no metrics endpoint;",
         "                      0 takes a free port)",
         "  --metrics-address A the address of the metrics endpoint (default: 127.0.0.1, this node only;",
@@ -275,6 +292,9 @@ public final class Main {
       Path deploy = null;
       Path run = null;
       String exec = null;
+      int healthPort = -1;
+      String healthAddress = "127.0.0.1";
+      boolean jsonLogs = false;
       int metricsPort = -1;
       String metricsAddress = null;
       for (int i = 0; i < args.length; i++) {
@@ -294,6 +314,9 @@ public final class Main {
           case "--deploy" -> deploy = Path.of(value(args, ++i, arg));
           case "--run" -> run = Path.of(value(args, ++i, arg));
           case "--exec" -> exec = value(args, ++i, arg);
+          case "--health-port" -> healthPort = port(value(args, ++i, arg), arg);
+          case "--health-address" -> healthAddress = address(value(args, ++i, arg), arg);
+          case "--log-format" -> jsonLogs = logFormat(value(args, ++i, arg));
           case "--help", "-h" -> help = true;
           default -> throw new IllegalArgumentException("unknown option: " + arg);
         }
@@ -318,6 +341,9 @@ public final class Main {
         throw new IllegalArgumentException("--metrics-address needs --metrics-port: the endpoint runs only on a port"
             + " given");
       }
+      if (healthPort == 0) {
+        throw new IllegalArgumentException("--health-port must be 1..65535 (probes need a fixed port), was 0");
+      }
       Optional<Metrics> metrics = metricsPort < 0 ? Optional.empty()
           : Optional.of(new Metrics(metricsPort, metricsAddress == null ? Metrics.LOOPBACK : metricsAddress));
       Path base = etc.toAbsolutePath().getParent();
@@ -325,7 +351,7 @@ public final class Main {
       run = run != null ? run : base.resolve("run");
       if (exec != null) {
         return new Options(kubeconfig, inCluster, context, node, etc, work, false, null, port, false, 0, help,
-            deploy, run, exec, metrics);
+            deploy, run, exec, metrics, healthPort, healthAddress, jsonLogs);
       }
       boolean temporary = work == null;
       try {
@@ -344,7 +370,7 @@ public final class Main {
         throw new IllegalArgumentException("cannot create a work folder: " + e.getMessage());
       }
       return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
-          port, shell, 60, help, deploy, run, null, metrics);
+          port, shell, 60, help, deploy, run, null, metrics, healthPort, healthAddress, jsonLogs);
     }
 
     private static String value(String[] args, int i, String option) {
@@ -373,6 +399,14 @@ public final class Main {
         throw new IllegalArgumentException(option + " must be an IP address or a known host name of this machine,"
             + " e.g. 127.0.0.1 or 0.0.0.0; was " + value);
       }
+    }
+
+    private static boolean logFormat(String value) {
+      return switch (value) {
+        case "text" -> false;
+        case "json" -> true;
+        default -> throw new IllegalArgumentException("--log-format must be text or json, was " + value);
+      };
     }
 
     private static String blankToNull(String s) {

@@ -156,6 +156,11 @@ final class NodeletFramework {
         if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
           bundle.start();
         }
+        // the logging configuration as soon as Config Admin can take it: the bundles after it log in its format
+        if ("org.apache.felix.configadmin".equals(bundle.getSymbolicName())
+            && configuration.containsKey(LauncherLogging.PID)) {
+          configure(LauncherLogging.PID, configuration.get(LauncherLogging.PID));
+        }
       }
     } finally {
       current.setContextClassLoader(previous);
@@ -165,7 +170,8 @@ final class NodeletFramework {
   // SPI Fly weaves ServiceLoader calls as classes load, so it starts first; Nodelet's bundles start last
   private static int startOrder(Bundle bundle) {
     String name = bundle.getSymbolicName();
-    if (name.startsWith("org.apache.aries.spifly")) {
+    // logging first, so that no bundle logs before its backend is there
+    if (name.startsWith("org.apache.aries.spifly") || name.startsWith("org.ops4j.pax.logging")) {
       return 0;
     }
     return name.startsWith("nodelet-") ? 2 : 1;
@@ -337,7 +343,60 @@ final class NodeletFramework {
       missing.add(probe ? probeNode(nodeName) : "node " + nodeName + " not seen through the API server yet");
     }
     health.problems(context).values().forEach(missing::add);
+    missing.addAll(failingHealthChecks(context));
     return new Status(missing.isEmpty(), String.join("; ", missing), active, services);
+  }
+
+  /**
+   * The health checks of readiness (tag {@code nodelet}, as {@code /readyz}) that do not pass, one line each; the
+   * launcher does not see the Felix Health Checks API, so it calls it by reflection.
+   */
+  private static List<String> failingHealthChecks(BundleContext context) {
+    String api = "org.apache.felix.hc.api.";
+    ServiceReference<?> ref = reference(context, api + "execution.HealthCheckExecutor");
+    if (ref == null) {
+      return List.of("no health check executor (bundle org.apache.felix.healthcheck.core)");
+    }
+    Object executor = context.getService(ref);
+    if (executor == null) {
+      return List.of("no health check executor (bundle org.apache.felix.healthcheck.core)");
+    }
+    List<String> failing = new ArrayList<>();
+    try {
+      Bundle bundle = ref.getBundle();
+      Class<?> selectorType = bundle.loadClass(api + "execution.HealthCheckSelector");
+      Class<?> resultType = bundle.loadClass(api + "execution.HealthCheckExecutionResult");
+      Class<?> metadataType = bundle.loadClass(api + "execution.HealthCheckMetadata");
+      Class<?> checkResultType = bundle.loadClass(api + "Result");
+      Class<?> entryType = bundle.loadClass(api + "ResultLog$Entry");
+      Object selector = selectorType.getMethod("tags", String[].class).invoke(null, (Object) new String[] {"nodelet"});
+      List<?> results = (List<?>) bundle.loadClass(api + "execution.HealthCheckExecutor")
+          .getMethod("execute", selectorType).invoke(executor, selector);
+      if (results.isEmpty()) {
+        failing.add("no health check tagged nodelet yet");
+      }
+      for (Object result : results) {
+        Object checkResult = resultType.getMethod("getHealthCheckResult").invoke(result);
+        String status = String.valueOf(checkResultType.getMethod("getStatus").invoke(checkResult));
+        if (status.equals("OK") || status.equals("WARN")) {
+          continue;
+        }
+        Object metadata = resultType.getMethod("getHealthCheckMetadata").invoke(result);
+        List<String> messages = new ArrayList<>();
+        for (Object entry : (Iterable<?>) checkResult) {
+          if (!(Boolean) entryType.getMethod("isDebug").invoke(entry)) {
+            messages.add(String.valueOf(entryType.getMethod("getMessage").invoke(entry)));
+          }
+        }
+        failing.add("health check " + metadataType.getMethod("getName").invoke(metadata) + ": " + status + " "
+            + String.join("; ", messages));
+      }
+    } catch (ReflectiveOperationException | ClassCastException e) {
+      failing.add("cannot run the health checks: " + e);
+    } finally {
+      context.ungetService(ref);
+    }
+    return failing;
   }
 
   /**

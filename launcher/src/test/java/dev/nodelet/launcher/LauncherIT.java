@@ -3,6 +3,8 @@ package dev.nodelet.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.Config;
@@ -210,6 +212,60 @@ class LauncherIT {
             .edit(c -> new io.fabric8.kubernetes.api.model.ConfigMapBuilder(c).addToData("changed", "yes").build());
       }
       await().atMost(Duration.ofSeconds(30)).until(() -> value(scrape(port, null), series) > before);
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void healthPortServesProbesAndReceiptsAndLogsAreJsonWithLevelsChangedAtRuntime() throws Exception {
+    int port;
+    try (ServerSocket free = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    Process process = launch("--health-port", Integer.toString(port), "--log-format", "json");
+    try {
+      awaitLine(Main.READY);
+      String health = "http://127.0.0.1:" + port;
+      assertThat(awaitLine("  health:")).contains(health + "/readyz?verbose");
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(health + "/readyz")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(ready.statusCode()).isEqualTo(200);
+      assertThat(ready.body()).isEqualTo("ok\n");
+      assertThat(http.send(HttpRequest.newBuilder(URI.create(health + "/readyz?verbose")).build(),
+          HttpResponse.BodyHandlers.ofString()).body()).contains("[+]nodelet-apiserver ok", "[+]nodelet-node ok",
+          "[+]nodelet-cache-sync ok", "[+]nodelet-dra-publishing ok", "readyz check passed");
+      assertThat(http.send(HttpRequest.newBuilder(URI.create(health + "/livez")).build(),
+          HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+      String receipts;
+      try (KubernetesClient client = client()) {
+        String version = client.configMaps().inNamespace("default").withName("web-config").get().getMetadata()
+            .getResourceVersion();
+        receipts = await().atMost(Duration.ofSeconds(30)).until(() -> http.send(HttpRequest.newBuilder(
+            URI.create(health + "/receipts?pod=web")).build(), HttpResponse.BodyHandlers.ofString()).body(),
+            body -> body.contains("\"resourceVersion\" : \"" + version + "\""));
+      }
+      assertThat(receipts).contains("\"name\" : \"web-config\"", "\"name\" : \"db-credentials\"")
+          .doesNotContain("demo-placeholder").doesNotContain("ZGVtby1wbGFjZWhvbGRlcg");
+
+      // the level of a package changes at runtime: the root at DEBUG through the logging PID's file in etc/
+      Files.writeString(dir.resolve("etc").resolve("org.ops4j.pax.logging.cfg"),
+          "log4j2.rootLogger.level = DEBUG\n");
+      await().atMost(Duration.ofSeconds(30)).until(() -> lines().stream()
+          .anyMatch(line -> line.startsWith("{") && line.contains("\"level\":\"DEBUG\"")));
+      ObjectMapper json = new ObjectMapper();
+      List<String> logLines = lines().stream().filter(line -> line.startsWith("{")).toList();
+      assertThat(logLines).hasSizeGreaterThan(10);
+      for (String line : logLines) {
+        JsonNode entry = json.readTree(line);
+        assertThat(entry.has("time") && entry.has("level") && entry.has("logger") && entry.has("msg"))
+            .as(line).isTrue();
+      }
+      // no line in the text format, and no secret value at any level
+      assertThat(lines()).noneMatch(line -> line.matches("^\\[[^]]+\\] (TRACE|DEBUG|INFO|WARN|ERROR) .*"));
+      assertThat(lines()).noneMatch(line -> line.contains("demo-placeholder")
+          || line.contains("ZGVtby1wbGFjZWhvbGRlcg"));
     } finally {
       process.destroyForcibly();
     }

@@ -1,6 +1,7 @@
 package dev.nodelet.dra;
 
 import java.util.List;
+import java.util.Map;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -26,4 +27,13 @@ public interface DraStatus {
    *     empty until the informer has listed them
    */
   List<SliceSummary> slices();
+
+  /**
+   * @return why the last sync of a driver's ResourceSlices failed (an API server error, or this node not known yet),
+   *     by driver name; a driver leaves it with its next successful sync
+   * @since 2.0
+   */
+  default Map<String, String> syncFailures() {
+    return Map.of();
+  }
 }

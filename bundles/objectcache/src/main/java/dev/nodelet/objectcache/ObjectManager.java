@@ -57,6 +57,18 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
   List<CachedObject> objects();
 
   /**
+   * Tells, for every registered pod, which version of each object it references this manager serves now: its UID
+   * and resource version, when it last changed on the API server, when Nodelet observed it, and whether it may be
+   * stale. Never blocks on the network and never carries object content.
+   *
+   * @return a receipt per registered pod, in registration order
+   * @since 3.0
+   */
+  default List<PodReceipt> receipts() {
+    return List.of();
+  }
+
+  /**
    * Opens a watch on the objects that registered pods reference, with the API server's watch semantics (see
    * {@link WatchOptions}). The events come from what the store in use observes: with {@code watch} every change the
    * API server reports, with {@code ttl} and {@code get} the changes that fetches find. An object that no registered

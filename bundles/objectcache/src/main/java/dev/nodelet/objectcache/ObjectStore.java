@@ -81,6 +81,21 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
   }
 
   /**
+   * Why the copy of one registered object this store serves may be out of date, for receipts and health checks: its
+   * list or watch fails, its time-to-live expired, its watch is stopped. Never blocks on the network. Stores that
+   * fetch on every get (like {@code get}) need not override it.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return a short reason naming what fails, never object content; empty if the store keeps the object fresh, or if
+   *     it is not registered
+   * @since 3.0
+   */
+  default Optional<String> staleness(String namespace, String name) {
+    return Optional.empty();
+  }
+
+  /**
    * Stops the store: every watch and timer it owns ends and nothing restarts. Registrations and objects served from
    * memory stay readable; gets that need the API server fail. Idempotent.
    */

@@ -13,6 +13,7 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -143,6 +144,11 @@ public final class DraComponent implements DraStatus, MultiCollector {
   @Override
   public List<SliceSummary> slices() {
     return controller.slices();
+  }
+
+  @Override
+  public Map<String, String> syncFailures() {
+    return controller.syncFailures();
   }
 
   @Override

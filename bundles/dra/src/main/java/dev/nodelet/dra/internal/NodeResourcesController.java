@@ -27,6 +27,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -58,6 +59,7 @@ public final class NodeResourcesController implements AutoCloseable {
   private final ControllerOptions options;
   private final DoubleSupplier random;
   private final Clock clock;
+  private final Map<String, String> syncFailures = new ConcurrentHashMap<>();
   private final Optional<DraMetrics> metrics;
   private final WorkQueue<String> queue;
   private final OwnWrites ownWrites = new OwnWrites();
@@ -259,6 +261,11 @@ public final class NodeResourcesController implements AutoCloseable {
     queue.add(name);
   }
 
+  /** Why the last sync of each driver failed, until one succeeds; for health checks. */
+  public Map<String, String> syncFailures() {
+    return Map.copyOf(syncFailures);
+  }
+
   /** The last error in the data of a driver (invalid snapshot), cleared by its next valid snapshot. */
   public Optional<String> driverError(String driverName) {
     synchronized (lock) {
@@ -411,15 +418,18 @@ public final class NodeResourcesController implements AutoCloseable {
     boolean failed = true;
     try {
       sync(name);
+      syncFailures.remove(name);
       failed = false;
       queue.forget(name);
     } catch (NodeNotKnownException e) {
       // usual at start-up, until NodeIdentity has seen the Node: no stack trace for it
       LOG.debug("DRA driver {} waits: {}", name, e.getMessage());
+      syncFailures.put(name, String.valueOf(e.getMessage()));
       queue.addRateLimited(name);
     } catch (RuntimeException e) {
       // API errors and bugs alike (the kubelet recovers panics here): retry with rate limiting
       LOG.error("Syncing the ResourceSlices of DRA driver {} failed, retrying", name, e);
+      syncFailures.put(name, e.getClass().getSimpleName() + ": " + e.getMessage());
       queue.addRateLimited(name);
     } finally {
       if (metrics.isPresent()) {

@@ -2,6 +2,7 @@ package dev.nodelet.managers.internal;
 
 import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.PodReceipt;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
@@ -130,6 +131,11 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
   @Override
   public final List<CachedObject> objects() {
     return manager.objects();
+  }
+
+  @Override
+  public final List<PodReceipt> receipts() {
+    return manager.receipts();
   }
 
   @Override

@@ -2,6 +2,8 @@ package dev.nodelet.shell.views;
 
 import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectReceipt;
+import dev.nodelet.objectcache.PodReceipt;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.WatchStatistics;
@@ -86,6 +88,29 @@ public final class ObjectViews {
       for (RegisteredPod pod : manager.registeredPods()) {
         rows.add(new String[] {manager.type().plural(), pod.namespace(), pod.name(), pod.uid(),
             String.join(",", pod.references())});
+      }
+    }
+    return table(rows);
+  }
+
+  /**
+   * @param managers the managers
+   * @return a table of what every registered pod is served: per referenced object its UID, resource version, when
+   *     it last changed on the API server, when Nodelet saw that version, and whether it may be stale (and why).
+   *     Never object content.
+   */
+  public static String receipts(Collection<? extends ObjectManager<?>> managers) {
+    List<String[]> rows = new ArrayList<>();
+    rows.add(new String[] {"NAMESPACE", "POD", "RESOURCE", "NAME", "UID", "VERSION", "CHANGED", "SEEN", "STALE"});
+    for (ObjectManager<?> manager : sorted(managers)) {
+      for (PodReceipt pod : manager.receipts()) {
+        for (ObjectReceipt object : pod.objects()) {
+          rows.add(new String[] {pod.namespace(), pod.name(), object.resource(), object.name(),
+              object.uid().orElse("-"), object.resourceVersion().orElse("-"),
+              object.lastChanged().map(Object::toString).orElse("-"),
+              object.seen().map(Object::toString).orElse("-"),
+              object.staleReason().map(reason -> "yes: " + reason).orElse("no")});
+        }
       }
     }
     return table(rows);

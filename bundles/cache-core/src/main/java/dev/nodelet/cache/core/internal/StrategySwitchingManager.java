@@ -1,8 +1,10 @@
 package dev.nodelet.cache.core.internal;
 
 import dev.nodelet.objectcache.CachedObject;
+import dev.nodelet.objectcache.ObjectReceipt;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.PodReceipt;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
@@ -256,6 +258,36 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
     });
     result.sort(Comparator.comparing(CachedObject::namespace).thenComparing(CachedObject::name));
     return result;
+  }
+
+  @Override
+  public List<PodReceipt> receipts() {
+    ActiveStore<T> current;
+    Map<PodKey, Registration> snapshot;
+    synchronized (this) {
+      current = active;
+      snapshot = new LinkedHashMap<>(pods);
+    }
+    List<PodReceipt> result = new ArrayList<>(snapshot.size());
+    snapshot.forEach((pod, registration) -> {
+      List<ObjectReceipt> receipts = new ArrayList<>(registration.names().size());
+      for (String name : registration.names()) {
+        receipts.add(receipt(current, pod.namespace(), name));
+      }
+      result.add(new PodReceipt(pod.namespace(), pod.name(), pod.uid(), receipts));
+    });
+    return result;
+  }
+
+  private ObjectReceipt receipt(ActiveStore<T> current, String namespace, String name) {
+    Optional<WatchFeed.Observed> observed = feed.observed(namespace, name);
+    Optional<String> stale = current.store.staleness(namespace, name);
+    if (stale.isEmpty() && current.store.state(namespace, name).orElse(null) == ObjectState.STOPPED) {
+      stale = Optional.of("its store is stopped");
+    }
+    return new ObjectReceipt(type.plural(), namespace, name, observed.map(WatchFeed.Observed::uid),
+        observed.map(WatchFeed.Observed::resourceVersion), observed.flatMap(WatchFeed.Observed::lastChanged),
+        observed.map(WatchFeed.Observed::seen), current.strategy, stale);
   }
 
   @Override

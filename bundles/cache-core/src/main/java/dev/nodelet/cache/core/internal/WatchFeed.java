@@ -9,10 +9,17 @@ import dev.nodelet.cache.core.internal.watch.WatchHub;
 import dev.nodelet.cache.core.internal.watch.WatchHubSettings;
 import dev.nodelet.cache.core.internal.watch.WatchObjects;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -42,10 +49,23 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
   private record Key(String namespace, String name) {
   }
 
+  /**
+   * What Nodelet last observed of one referenced object, for receipts: never its content.
+   *
+   * @param uid the object's UID
+   * @param resourceVersion its resource version
+   * @param lastChanged when it last changed on the API server, if known
+   * @param seen when this resource version was first observed
+   */
+  record Observed(String uid, String resourceVersion, Optional<Instant> lastChanged, Instant seen) {
+  }
+
   private final WatchHub<T> hub;
   private final BiPredicate<String, String> referenced;
   private final ReentrantLock lock = new ReentrantLock();
   private final Set<Key> pendingRemovals = ConcurrentHashMap.newKeySet();
+  private final Map<Key, Observed> observed = new ConcurrentHashMap<>();
+  private final Clock clock;
   private final ThreadPoolExecutor removals;
 
   /**
@@ -57,6 +77,7 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
    */
   WatchFeed(ResourceType<T> type, Clock clock, BiPredicate<String, String> referenced, boolean manualTicks) {
     this.referenced = Objects.requireNonNull(referenced, "referenced");
+    this.clock = Objects.requireNonNull(clock, "clock");
     this.hub = new WatchHub<>(type.plural(), WatchObjects.of(type.type()), clock,
         manualTicks ? WatchHubSettings.DEFAULTS.withTickPeriod(Duration.ZERO) : WatchHubSettings.DEFAULTS);
     this.removals = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
@@ -74,6 +95,12 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
     try {
       if (referenced.test(metadata.getNamespace(), metadata.getName())) {
         hub.put(object);
+        observed.compute(new Key(metadata.getNamespace(), metadata.getName()), (key, before) ->
+            before != null && Objects.equals(before.resourceVersion(), metadata.getResourceVersion())
+                && Objects.equals(before.uid(), metadata.getUid())
+                ? before
+                : new Observed(metadata.getUid(), metadata.getResourceVersion(), lastChanged(metadata),
+                    clock.instant()));
       }
     } finally {
       lock.unlock();
@@ -85,6 +112,7 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
     lock.lock();
     try {
       hub.remove(namespace, name, resourceVersion);
+      observed.remove(new Key(namespace, name));
     } finally {
       lock.unlock();
     }
@@ -110,9 +138,45 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
       // registered again meanwhile: the object stays
       if (!referenced.test(key.namespace(), key.name())) {
         hub.remove(key.namespace(), key.name(), null);
+        observed.remove(key);
       }
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return what was last observed of a referenced object; empty if nothing yet, or if it is gone
+   */
+  Optional<Observed> observed(String namespace, String name) {
+    return Optional.ofNullable(observed.get(new Key(namespace, name)));
+  }
+
+  /** The newest time of the object's managed fields (its last write), else its creation; empty if neither parses. */
+  static Optional<Instant> lastChanged(ObjectMeta metadata) {
+    Instant newest = null;
+    List<ManagedFieldsEntry> entries = metadata.getManagedFields();
+    if (entries != null) {
+      for (ManagedFieldsEntry entry : entries) {
+        Instant time = parse(entry.getTime());
+        if (time != null && (newest == null || time.isAfter(newest))) {
+          newest = time;
+        }
+      }
+    }
+    return Optional.ofNullable(newest != null ? newest : parse(metadata.getCreationTimestamp()));
+  }
+
+  private static Instant parse(String time) {
+    if (time == null || time.isEmpty()) {
+      return null;
+    }
+    try {
+      return OffsetDateTime.parse(time).toInstant();
+    } catch (DateTimeParseException e) {
+      return null;
     }
   }
 

@@ -99,6 +99,16 @@ public final class ObjectCacheCommands {
     return ObjectViews.pods(managers());
   }
 
+  /** {@code nodelet:pods --receipts}: per pod and referenced object, the version it is served and how fresh. */
+  @Descriptor("With --receipts: per pod and referenced object, the UID and resource version served, when it changed "
+      + "on the API server, when Nodelet saw it, and whether it may be stale")
+  public String pods(@Descriptor("--receipts") String option) {
+    if (!"--receipts".equals(option)) {
+      throw new IllegalArgumentException("unknown option " + option + ", the only option is --receipts");
+    }
+    return ObjectViews.receipts(managers());
+  }
+
   /** {@code nodelet:objects}: every referenced object with its strategy, state, reference count and last access. */
   @Descriptor("Lists every referenced ConfigMap and Secret with its strategy, state, references and last access")
   public String objects() {

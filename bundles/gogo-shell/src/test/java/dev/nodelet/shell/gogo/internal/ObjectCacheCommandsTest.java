@@ -39,12 +39,13 @@ class ObjectCacheCommandsTest {
   private SwitchableObjectManager<Secret> secrets;
   private SwitchableObjectManager<ConfigMap> configMaps;
   private final ObjectCacheCommands commands = new ObjectCacheCommands();
+  private MutableClock clock;
 
   @BeforeEach
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = server.newClient();
-    MutableClock clock = new MutableClock();
+    clock = new MutableClock();
     secrets = ObjectManagers.secrets(client).clock(clock).build();
     configMaps = ObjectManagers.configMaps(client).clock(clock).build();
     // any strategy that tracks registrations: a get of an object no pod references fails
@@ -80,6 +81,26 @@ class ObjectCacheCommandsTest {
         configmaps  ns         app  u1   settings
         secrets     ns         app  u1   db
         """);
+  }
+
+  @Test
+  void podsWithReceiptsShowTheVersionServedAndWhenItTurnsStale() {
+    Secret db = secrets.get("ns", "db");
+    String fresh = commands.pods("--receipts");
+    assertThat(fresh.lines().findFirst().orElseThrow()).startsWith("NAMESPACE  POD  RESOURCE    NAME      UID");
+    String secretLine = fresh.lines().filter(l -> l.contains(" secrets ")).findFirst().orElseThrow();
+    assertThat(secretLine).contains("app", "db", db.getMetadata().getUid(), " " + db.getMetadata().getResourceVersion()
+        + " ", "2026-01-01T00:00:00Z").endsWith("no");
+    // the ConfigMap was never read with the built-in get: no version is claimed
+    String configMapLine = fresh.lines().filter(l -> l.contains(" configmaps ")).findFirst().orElseThrow();
+    assertThat(configMapLine).contains("settings  -");
+    assertThat(fresh).doesNotContain(PASSWORD).doesNotContain("hunter2");
+
+    clock.advance(Duration.ofHours(1));
+    assertThat(commands.pods("--receipts").lines().filter(l -> l.contains(" secrets ")).findFirst().orElseThrow())
+        .contains("yes: its TTL expired");
+    assertThatThrownBy(() -> commands.pods("--all")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("unknown option --all, the only option is --receipts");
   }
 
   @Test

@@ -33,7 +33,9 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
   private static final class Entry<T> {
     T object;
     boolean notFound;
-    Instant lastUpdate;
+    // volatile: staleness reads them without the entry's lock, which a get holds while it fetches
+    volatile Instant lastUpdate;
+    volatile Throwable lastError;
   }
 
   private static final class Item<T> {
@@ -123,6 +125,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       // a periodic refresh of a copy we have may be served from the API server's (eventually consistent) cache
       fetched = fetch(namespace, name, entry.object != null && !entry.notFound);
     } catch (KubernetesClientException e) {
+      entry.lastError = e;
       recorder.syncFailed.inc();
       if (entry.object == null && !entry.notFound) {
         throw ApiServerErrors.getFailed(type.plural(), namespace, name, e);
@@ -131,6 +134,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       recorder.servedStale.inc();
       return;
     }
+    entry.lastError = null;
     recorder.synced.inc();
     if (fetched == null || !isOlder(fetched, entry.object)) {
       entry.object = fetched;
@@ -168,6 +172,27 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     } catch (NumberFormatException e) {
       return 0;
     }
+  }
+
+  @Override
+  public Optional<String> staleness(String namespace, String name) {
+    Entry<T> entry;
+    synchronized (this) {
+      Item<T> item = items.get(new Key(namespace, name));
+      if (item == null) {
+        return Optional.empty();
+      }
+      entry = item.entry;
+    }
+    Throwable error = entry.lastError;
+    if (error != null) {
+      return Optional.of("its last fetch failed: " + ApiServerErrors.reason(error));
+    }
+    Instant updated = entry.lastUpdate;
+    if (updated != null && !clock.instant().isBefore(updated.plus(ttl.get()))) {
+      return Optional.of("its TTL expired (fetched " + updated + "); the next get fetches it again");
+    }
+    return Optional.empty();
   }
 
   /** Owns nothing: references and copies stay readable. */

@@ -1,11 +1,13 @@
 package dev.nodelet.store.watch.internal;
 
+import dev.nodelet.cache.core.ApiServerErrors;
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.Watch;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -165,6 +167,8 @@ final class WatchItem<T extends HasMetadata> {
       return false;
     }
     this.watch = watch;
+    // the API server answered: the watch is up again, even before its first event
+    lastError = null;
     return true;
   }
 
@@ -201,6 +205,22 @@ final class WatchItem<T extends HasMetadata> {
     Snapshot<T> current = snapshot;
     return running && immutableCopy == null && current != null && !current.fromDisk()
         && now - lastAccess > maxIdleMillis && stop();
+  }
+
+  /** Why the copy served may be out of date, if it may; {@code storeClosed} as for {@link #state}. */
+  synchronized Optional<String> staleness(boolean storeClosed) {
+    if (immutableCopy != null) {
+      return Optional.empty();
+    }
+    if (!running) {
+      return Optional.of(storeClosed ? "its watch is stopped (the store is closed)"
+          : "its watch is idle (not read for a while); the next get starts it again");
+    }
+    if (lastError != null) {
+      return Optional.of((resourceVersion == null ? "its list fails: " : "its watch is down: ")
+          + ApiServerErrors.reason(lastError));
+    }
+    return snapshot == null ? Optional.of("not synced yet") : Optional.empty();
   }
 
   /** What the item does now; {@code storeClosed} tells a stop by shutdown from a stop for idleness. */

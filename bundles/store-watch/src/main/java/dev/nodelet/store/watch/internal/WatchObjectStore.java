@@ -553,6 +553,13 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   }
 
   @Override
+  public Optional<String> staleness(String namespace, String name) {
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    WatchItem<T> item = names == null ? null : names.get(name);
+    return item == null ? Optional.empty() : item.staleness(stopped);
+  }
+
+  @Override
   public Optional<Instant> lastAccess(String namespace, String name) {
     Map<String, WatchItem<T>> names = items.get(namespace);
     WatchItem<T> item = names == null ? null : names.get(name);

@@ -1,0 +1,202 @@
+package dev.nodelet.health.internal;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.nodelet.objectcache.ObjectManager;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.felix.hc.api.execution.HealthCheckExecutionOptions;
+import org.apache.felix.hc.api.execution.HealthCheckExecutor;
+import org.apache.felix.hc.api.execution.HealthCheckSelector;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The health endpoint of configuration {@value #PID}, on the JDK's HTTP server with one thread:
+ * <ul>
+ *   <li>{@code /livez} and {@code /readyz}: the checks tagged {@value #LIVE_TAG} and {@value #READY_TAG}, as the
+ *       kube-apiserver answers them ({@code ok}, or a line per check with {@code ?verbose} and on failure; 503 on
+ *       failure; JSON with {@code ?format=json});</li>
+ *   <li>{@code /system/health}: every Nodelet check (or those with any of {@code ?tags=a,b}) as Felix Health
+ *       Checks' JSON;</li>
+ *   <li>{@code /receipts}: what every manager serves each registered pod ({@code ?namespace=} and {@code ?pod=}
+ *       narrow it).</li>
+ * </ul>
+ * It exists only while its configuration does, and stopping it closes the socket and the thread.
+ */
+@Component(configurationPid = HealthEndpoint.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
+    service = {})
+@Designate(ocd = HealthConfiguration.class)
+public final class HealthEndpoint {
+
+  public static final String PID = "dev.nodelet.health";
+  /** The tag of the checks {@code /livez} runs: only what a restart would cure. */
+  public static final String LIVE_TAG = "nodelet-live";
+  /** The tag of the checks {@code /readyz} runs: every Nodelet check. */
+  public static final String READY_TAG = "nodelet";
+
+  private static final Logger LOG = LoggerFactory.getLogger(HealthEndpoint.class);
+
+  private final HealthCheckExecutor executor;
+  private final List<ObjectManager<?>> managers = new CopyOnWriteArrayList<>();
+  private final HttpServer server;
+  private final ExecutorService thread;
+
+  @Activate
+  public HealthEndpoint(@Reference(name = "executor") HealthCheckExecutor executor, HealthConfiguration config)
+      throws IOException {
+    this.executor = executor;
+    InetSocketAddress address = address(config);
+    this.server = HttpServer.create(address, 16);
+    this.thread = Executors.newSingleThreadExecutor(task -> {
+      Thread t = new Thread(task, "nodelet-health-http");
+      t.setDaemon(true);
+      return t;
+    });
+    server.setExecutor(thread);
+    server.createContext("/livez", exchange -> probe(exchange, "livez", LIVE_TAG));
+    server.createContext("/readyz", exchange -> probe(exchange, "readyz", READY_TAG));
+    server.createContext("/system/health", this::systemHealth);
+    server.createContext("/receipts", this::receipts);
+    server.createContext("/", exchange -> send(exchange, 404, "text/plain",
+        "not found: " + exchange.getRequestURI().getPath() + " (try /livez, /readyz, /system/health or /receipts)\n"));
+    server.start();
+    LOG.info("Health endpoint listening on http://{}:{} ({})", address.getHostString(), port(), PID);
+  }
+
+  /** @throws IllegalArgumentException naming the key that is wrong */
+  static InetSocketAddress address(HealthConfiguration config) {
+    if (config.port() < 0 || config.port() > 65535) {
+      throw new IllegalArgumentException("Configuration " + PID + ": port must be 0..65535 (0 for a free one), was "
+          + config.port());
+    }
+    String host = config.address() == null || config.address().isBlank() ? "127.0.0.1" : config.address().trim();
+    try {
+      return new InetSocketAddress(InetAddress.getByName(host), config.port());
+    } catch (UnknownHostException e) {
+      throw new IllegalArgumentException("Configuration " + PID + ": address is not an IP address or known host "
+          + "name: " + host, e);
+    }
+  }
+
+  /** The port listened on. */
+  int port() {
+    return server.getAddress().getPort();
+  }
+
+  @Reference(name = "manager", service = ObjectManager.class, cardinality = ReferenceCardinality.MULTIPLE,
+      policy = ReferencePolicy.DYNAMIC)
+  void addManager(ObjectManager<?> manager) {
+    managers.add(manager);
+  }
+
+  void removeManager(ObjectManager<?> manager) {
+    managers.remove(manager);
+  }
+
+  @Deactivate
+  void deactivate() {
+    server.stop(0);
+    thread.shutdownNow();
+    try {
+      thread.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    LOG.info("Health endpoint stopped");
+  }
+
+  private void probe(HttpExchange exchange, String endpoint, String tag) throws IOException {
+    Map<String, String> query = query(exchange);
+    HealthReport report = HealthReport.of(endpoint, executor.execute(HealthCheckSelector.tags(tag)));
+    int status = report.healthy() ? 200 : 503;
+    if (wantsJson(exchange, query)) {
+      send(exchange, status, "application/json", report.json());
+    } else {
+      send(exchange, status, "text/plain; charset=utf-8", report.text(query.containsKey("verbose")));
+    }
+  }
+
+  private void systemHealth(HttpExchange exchange) throws IOException {
+    Map<String, String> query = query(exchange);
+    String[] tags = Arrays.stream(query.getOrDefault("tags", "").split(",")).map(String::trim)
+        .filter(t -> !t.isEmpty()).toArray(String[]::new);
+    // an empty selector selects nothing: "every check" is every Nodelet tag; a check with any of the tags runs
+    HealthReport report = HealthReport.of("health", executor.execute(
+        HealthCheckSelector.tags(tags.length == 0 ? new String[] {READY_TAG, LIVE_TAG} : tags),
+        new HealthCheckExecutionOptions().setCombineTagsWithOr(true)));
+    int status = report.healthy() ? 200 : 503;
+    if ("txt".equals(query.get("format"))) {
+      send(exchange, status, "text/plain; charset=utf-8", report.text(true));
+    } else {
+      send(exchange, status, "application/json", report.json());
+    }
+  }
+
+  private void receipts(HttpExchange exchange) throws IOException {
+    Map<String, String> query = query(exchange);
+    List<ObjectManager<?>> ordered = new ArrayList<>(managers);
+    ordered.sort(Comparator.comparing(m -> m.type().plural()));
+    send(exchange, 200, "application/json", ReceiptsJson.of(ordered, Optional.ofNullable(query.get("namespace")),
+        Optional.ofNullable(query.get("pod"))));
+  }
+
+  private static boolean wantsJson(HttpExchange exchange, Map<String, String> query) {
+    if (query.containsKey("format")) {
+      return "json".equals(query.get("format"));
+    }
+    String accept = exchange.getRequestHeaders().getFirst("Accept");
+    return accept != null && accept.contains("application/json");
+  }
+
+  private static Map<String, String> query(HttpExchange exchange) {
+    Map<String, String> query = new HashMap<>();
+    String raw = exchange.getRequestURI().getRawQuery();
+    if (raw == null) {
+      return query;
+    }
+    for (String pair : raw.split("&")) {
+      int eq = pair.indexOf('=');
+      String key = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+      query.put(key, eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+    }
+    return query;
+  }
+
+  private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", type);
+    exchange.getResponseHeaders().set("Cache-Control", "no-store");
+    boolean head = "HEAD".equals(exchange.getRequestMethod());
+    exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      if (!head) {
+        out.write(bytes);
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+package dev.nodelet.managers.internal;
+
+import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectReceipt;
+import dev.nodelet.objectcache.PodReceipt;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.felix.hc.api.FormattingResultLog;
+import org.apache.felix.hc.api.HealthCheck;
+import org.apache.felix.hc.api.Result;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+
+/**
+ * Readiness and the condition {@code nodelet.caches.synced}: every object that registered pods reference is kept
+ * fresh by its manager's store (no failing list or watch, no expired TTL, no stopped watch). Reads the managers'
+ * receipts, so it never asks the API server.
+ */
+@Component(property = {HealthCheck.NAME + "=nodelet-cache-sync", HealthCheck.TAGS + "=nodelet",
+    HealthCheck.TAGS + "=nodelet-cache-sync"})
+public final class CacheSyncHealthCheck implements HealthCheck {
+
+  /** How many stale objects a result names; the rest are counted. */
+  static final int NAMED = 5;
+
+  private final List<ObjectManager<?>> managers = new CopyOnWriteArrayList<>();
+
+  @Reference(name = "manager", service = ObjectManager.class, cardinality = ReferenceCardinality.MULTIPLE,
+      policy = ReferencePolicy.DYNAMIC)
+  void addManager(ObjectManager<?> manager) {
+    managers.add(manager);
+  }
+
+  void removeManager(ObjectManager<?> manager) {
+    managers.remove(manager);
+  }
+
+  @Override
+  public Result execute() {
+    FormattingResultLog log = new FormattingResultLog();
+    if (managers.isEmpty()) {
+      log.temporarilyUnavailable("no ConfigMap or Secret manager is running");
+      return new Result(log);
+    }
+    for (ObjectManager<?> manager : managers) {
+      String resource = manager.type().plural();
+      Set<String> objects = new HashSet<>();
+      List<String> stale = new ArrayList<>();
+      List<PodReceipt> receipts = manager.receipts();
+      for (PodReceipt pod : receipts) {
+        for (ObjectReceipt object : pod.objects()) {
+          String key = object.namespace() + "/" + object.name();
+          if (objects.add(key) && object.stale()) {
+            stale.add(key + ": " + object.staleReason().orElse(""));
+          }
+        }
+      }
+      if (stale.isEmpty()) {
+        log.info("{}: {} objects of {} pods fresh ({} strategy)", resource, objects.size(), receipts.size(),
+            manager.strategy());
+      } else {
+        log.temporarilyUnavailable("{}: {} of {} objects stale: {}{}", resource, stale.size(), objects.size(),
+            String.join("; ", stale.subList(0, Math.min(NAMED, stale.size()))),
+            stale.size() > NAMED ? "; ..." : "");
+      }
+    }
+    return new Result(log);
+  }
+}

@@ -1,0 +1,45 @@
+package dev.nodelet.objectcache;
+
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The version of one referenced object that a manager serves to a pod: a propagation receipt. Never carries the
+ * object's content.
+ *
+ * @param resource the plural resource name, e.g. {@code configmaps}
+ * @param namespace the object's namespace
+ * @param name the object's name
+ * @param uid the UID of the copy served; empty if Nodelet has not observed the object (or it does not exist)
+ * @param resourceVersion the resource version of the copy served; empty if not observed
+ * @param lastChanged when the copy served was last changed on the API server: the newest {@code managedFields} time,
+ *     else its {@code creationTimestamp}; empty if neither is known
+ * @param seen when Nodelet first observed this resource version; empty if not observed
+ * @param strategy the name of the strategy whose store serves it
+ * @param staleReason why the copy served may be out of date (the store's sync fails, its TTL expired, its watch is
+ *     down or stopped); empty if the store keeps it fresh
+ * @since 3.0
+ */
+public record ObjectReceipt(String resource, String namespace, String name, Optional<String> uid,
+    Optional<String> resourceVersion, Optional<Instant> lastChanged, Optional<Instant> seen, String strategy,
+    Optional<String> staleReason) {
+
+  /** Checks that nothing is {@code null}. */
+  public ObjectReceipt {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(uid, "uid");
+    Objects.requireNonNull(resourceVersion, "resourceVersion");
+    Objects.requireNonNull(lastChanged, "lastChanged");
+    Objects.requireNonNull(seen, "seen");
+    Objects.requireNonNull(strategy, "strategy");
+    Objects.requireNonNull(staleReason, "staleReason");
+  }
+
+  /** @return true if the copy served may be out of date ({@link #staleReason()} says why) */
+  public boolean stale() {
+    return staleReason.isPresent();
+  }
+}
