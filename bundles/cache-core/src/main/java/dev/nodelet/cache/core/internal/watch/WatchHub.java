@@ -66,6 +66,7 @@ public final class WatchHub<T extends HasMetadata> implements FanOut<T> {
   private final CopyOnWriteArrayList<CacheWatcher<T>> watchers = new CopyOnWriteArrayList<>();
   private final LongAdder terminatedWatchers = new LongAdder();
   private final LongAdder initialEvents = new LongAdder();
+  private final LongAdder dispatchWaits = new LongAdder();
   private final AtomicLong watcherIds = new AtomicLong();
   private final CacheWatcher.Owner<T> owner = new CacheWatcher.Owner<>() {
     @Override
@@ -279,6 +280,14 @@ public final class WatchHub<T extends HasMetadata> implements FanOut<T> {
     return terminatedWatchers.sum();
   }
 
+  /**
+   * @return how many times the dispatcher waited for a full watcher; each wait ends by a deadline within the dispatch
+   *     budget, so this count bounds the time feeding spent waiting without measuring it
+   */
+  public long dispatchWaits() {
+    return dispatchWaits.sum();
+  }
+
   /** @return how many initial events (current state or replayed history) watches were given */
   public long initialEvents() {
     return initialEvents.sum();
@@ -353,6 +362,9 @@ public final class WatchHub<T extends HasMetadata> implements FanOut<T> {
     // one that had to be closed, the time is up and the others are closed at once if still full
     boolean timeLeft = true;
     for (CacheWatcher<T> watcher : blocked) {
+      if (timeLeft && available > 0) {
+        dispatchWaits.increment();
+      }
       boolean served = timeLeft ? watcher.add(change, deadline) : watcher.add(change);
       timeLeft &= served;
     }
