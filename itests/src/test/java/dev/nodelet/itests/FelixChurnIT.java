@@ -371,6 +371,9 @@ public class FelixChurnIT extends NodeletTestSupport {
           "master.url", System.getProperty(API_SERVER_URL_PROPERTY), "node.name", NODE_NAME)));
       Path registry = privateFolder("registry");
       Path plugins = privateFolder("plugins");
+      // as the launcher and the Karaf feature configure it: the executor keeps every thread it starts
+      admin.getConfiguration("org.apache.felix.hc.core.impl.executor.HealthCheckExecutorThreadPool", "?")
+          .update(new Hashtable<>(Map.of("threadPoolSize", 2)));
       admin.getConfiguration("dev.nodelet.dra.grpc", "?").update(new Hashtable<>(Map.of(
           "registration.folder", registry.toString(), "poll.interval.millis", 200L)));
       admin.createFactoryConfiguration("dev.nodelet.driver.example", "?").update(new Hashtable<>(Map.of(

@@ -128,12 +128,15 @@ public class FelixKubeIT extends NodeletTestSupport {
     }
   }
 
+  private static final String HEALTH_CHECK = "org.apache.felix.hc.api.HealthCheck";
+
   @Test
   public void anInvalidConfigurationChangeKeepsTheClientOfTheLastGoodOne() throws Exception {
     configureForApiServer();
-    Set<String> registered = new TreeSet<>(List.of(KUBERNETES_CLIENT, NodeIdentity.class.getName()));
-    // the component registers NodeIdentity just after it is active
-    await().atMost(WAIT).until(this::kubeServices, registered::equals);
+    // the component registers NodeIdentity just after it is active; its metrics and health checks come with it
+    await().atMost(WAIT).until(this::kubeServices,
+        s -> s.containsAll(List.of(KUBERNETES_CLIENT, NodeIdentity.class.getName(), HEALTH_CHECK)));
+    Set<String> registered = kubeServices();
 
     configureKube(Map.of("master.url", "not a url", "node.name", NODE_NAME));
     assertEquals(registered, kubeServices());

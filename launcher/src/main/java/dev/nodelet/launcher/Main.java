@@ -121,6 +121,9 @@ public final class Main {
         configuration.put("dev.nodelet.health", Map.of("port", options.healthPort(),
             "address", options.healthAddress()));
       }
+      // Felix Health Checks' executor keeps every thread it starts (25 by default); Nodelet's few checks need 2
+      configuration.put("org.apache.felix.hc.core.impl.executor.HealthCheckExecutorThreadPool",
+          Map.of("threadPoolSize", 2));
       if (options.metrics().isPresent()) {
         configuration.put(Metrics.PID, options.metrics().get().configuration());
       }
