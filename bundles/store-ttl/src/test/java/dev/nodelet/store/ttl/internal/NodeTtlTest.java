@@ -46,8 +46,8 @@ class NodeTtlTest {
   }
 
   /**
-   * A close may fall before, during or after the list and the watch request; none may leave a watch open on the API
-   * server (a fabric8 informer stopped with its watch request in flight can). FelixChurnIT covers the same in Felix.
+   * A close may fall before, during or after the watch request and its response; none may leave a watch open on the
+   * API server, nor a thread. FelixChurnIT covers the same in Felix.
    */
   @Test
   void closingAtAnyMomentLeavesNoWatch() throws InterruptedException {
@@ -59,5 +59,7 @@ class NodeTtlTest {
     await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 0);
     Thread.sleep(500); // a watch opening late would show now
     assertThat(api.server().openWatches("nodes")).isZero();
+    assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.isAlive()
+        && t.getName().startsWith("nodelet-reflector-"));
   }
 }
