@@ -1,5 +1,9 @@
 package dev.nodelet.objectcache.testing;
 
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -12,6 +16,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 
@@ -106,6 +115,46 @@ public final class FaultHarness implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /**
+   * Registers pods 0 to {@code count - 1} with {@code manager}; the first call before them loads the classes. Calls
+   * that never wait for the network finish well within {@code noWaiting}; a registration that waited for a fetch or
+   * a client's retries would not.
+   *
+   * @return the nanoseconds of all the calls and of the slowest one
+   */
+  public long[] registerAll(ObjectManager<ConfigMap> manager, Duration noWaiting) {
+    manager.registerPod(pod(count));
+    long[] slowest = new long[1];
+    long started = System.nanoTime();
+    assertTimeoutPreemptively(noWaiting, () -> {
+      for (int i = 0; i < count; i++) {
+        long call = System.nanoTime();
+        manager.registerPod(pod(i));
+        slowest[0] = Math.max(slowest[0], System.nanoTime() - call);
+      }
+    });
+    return new long[] {System.nanoTime() - started, slowest[0]};
+  }
+
+  /**
+   * Gets three registered objects that cannot be fetched, each within {@code noWaiting}, and hands each failure to
+   * {@code check} with the name asked for.
+   *
+   * @return the milliseconds each get took to fail
+   */
+  public List<Long> failingGets(ObjectManager<ConfigMap> manager, Duration noWaiting,
+      BiConsumer<String, Throwable> check) {
+    List<Long> failedAfter = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      String name = name(i * (count / 4));
+      long get = System.nanoTime();
+      Throwable failure = assertTimeoutPreemptively(noWaiting, () -> catchThrowable(() -> manager.get(NS, name)));
+      failedAfter.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - get));
+      check.accept(name, failure);
+    }
+    return failedAfter;
   }
 
   /** Pod {@code i}, on node-1, referencing ConfigMap {@code i} in a volume. */

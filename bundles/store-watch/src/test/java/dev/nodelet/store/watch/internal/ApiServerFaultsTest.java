@@ -5,9 +5,7 @@ import static dev.nodelet.objectcache.testing.FaultHarness.name;
 import static dev.nodelet.objectcache.testing.FaultHarness.pod;
 import static dev.nodelet.objectcache.testing.FaultHarness.version;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
@@ -208,34 +206,15 @@ class ApiServerFaultsTest {
     KubernetesClient client = faults.nodeletClient(port);
     SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
     manager.useStrategy("watch", strategy(client));
-    // the first call loads the classes of the manager and the store
-    manager.registerPod(pod(OBJECTS));
-
-    long[] slowest = new long[1];
-    long started = System.nanoTime();
-    // registering only enqueues: 200 registrations that each waited for the 1 s sync could not finish in a minute
-    assertTimeoutPreemptively(NO_WAITING, () -> {
-      for (int i = 0; i < OBJECTS; i++) {
-        long call = System.nanoTime();
-        manager.registerPod(pod(i));
-        slowest[0] = Math.max(slowest[0], System.nanoTime() - call);
-      }
-    });
-    long registering = System.nanoTime() - started;
-
-    List<Long> failedAfter = new ArrayList<>();
-    String message = null;
-    for (int i = 0; i < 3; i++) {
-      String name = name(i * 50);
-      long get = System.nanoTime();
-      Throwable failure = assertTimeoutPreemptively(NO_WAITING, () -> catchThrowable(() -> manager.get(NS, name)));
-      failedAfter.add(millisSince(get));
+    long[] registering = faults.registerAll(manager, NO_WAITING);
+    String[] message = new String[1];
+    List<Long> failedAfter = faults.failingGets(manager, NO_WAITING, (name, failure) -> {
       // a get waits out the sync bound (1 s), not a client's retries, and fails with the first attempt's error
       assertThat(failure).isInstanceOf(CacheSyncException.class)
           .hasMessageStartingWith("failed to sync configmaps cache: timed out waiting for the condition (configmaps "
               + "\"" + NS + "\"/\"" + name + "\": the API server is unreachable (java.net.ConnectException");
-      message = failure.getMessage();
-    }
+      message[0] = failure.getMessage();
+    });
     assertThat(failedAfter).allSatisfy(ms -> assertThat(ms).isGreaterThanOrEqualTo(1_000L));
 
     startServer(EmbeddedApiServer.builder().port(port));
@@ -247,8 +226,8 @@ class ApiServerFaultsTest {
     long afterCreated = millisSince(created);
     LOG.info("API server unreachable: {} registerPod calls took {} ms in all (slowest {} µs); gets failed after {} "
         + "ms with \"{}\"; every get succeeded {} ms after the API server appeared ({} ms after the last object was "
-        + "created)", OBJECTS, TimeUnit.NANOSECONDS.toMillis(registering), TimeUnit.NANOSECONDS.toMicros(slowest[0]),
-        failedAfter, message, recovered, afterCreated);
+        + "created)", OBJECTS, TimeUnit.NANOSECONDS.toMillis(registering[0]), TimeUnit.NANOSECONDS.toMicros(registering[1]),
+        failedAfter, message[0], recovered, afterCreated);
     // and the warm-up pod's object, which does not exist, is watched too
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == OBJECTS + 1);
   }
