@@ -49,8 +49,8 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
   private static final class Entry<T> {
     T object;
     boolean notFound;
-    /** The copy a previous run stored; no fetch has succeeded since. Volatile: listings read it without the lock. */
-    volatile boolean fromDisk;
+    /** The copy a previous run stored, until a fetch succeeds. Volatile: listings read it without the lock. */
+    volatile T fromDisk;
     // volatile: staleness reads them without the entry's lock, which a get holds while it fetches
     volatile Instant lastUpdate;
     volatile Throwable lastError;
@@ -128,7 +128,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       item.references = entry.podUids().size();
       item.restoredPods.addAll(entry.podUids());
       item.entry.object = object;
-      item.entry.fromDisk = true;
+      item.entry.fromDisk = object;
       items.put(new Key(object.getMetadata().getNamespace(), object.getMetadata().getName()), item);
     }
     restoredPending = !stored.isEmpty();
@@ -181,7 +181,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
         item.references++;
       }
       // a new or updated pod sees a fresh copy: the next get fetches; a copy from disk stays as the fallback
-      if (!item.entry.fromDisk) {
+      if (item.entry.fromDisk == null) {
         item.entry = new Entry<>();
       }
     }
@@ -236,7 +236,7 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     try {
       // a periodic refresh of a copy we have may be served from the API server's (eventually consistent) cache; a
       // copy from disk is replaced by what the API server holds now
-      fetched = fetch(namespace, name, entry.object != null && !entry.notFound && !entry.fromDisk);
+      fetched = fetch(namespace, name, entry.object != null && !entry.notFound && entry.fromDisk == null);
     } catch (KubernetesClientException e) {
       entry.lastError = e;
       recorder.syncFailed.inc();
@@ -250,10 +250,10 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     entry.lastError = null;
     recorder.synced.inc();
     answered();
-    if (fetched == null || entry.fromDisk || !isOlder(fetched, entry.object)) {
+    if (fetched == null || entry.fromDisk != null || !isOlder(fetched, entry.object)) {
       entry.object = fetched;
       entry.notFound = fetched == null;
-      entry.fromDisk = false;
+      entry.fromDisk = null;
       entry.lastUpdate = clock.instant();
       if (fetched == null) {
         disk.remove(namespace, name);
@@ -305,9 +305,8 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       entry = item.entry;
     }
     Throwable error = entry.lastError;
-    if (entry.fromDisk) {
-      return Optional.of("served from the copy a previous run stored on disk: "
-          + (error != null ? "its fetch failed: " + ApiServerErrors.reason(error) : "not fetched since the start"));
+    if (entry.fromDisk != null && error == null) {
+      return Optional.of("not fetched since the start; the next get fetches it");
     }
     if (error != null) {
       return Optional.of("its last fetch failed: " + ApiServerErrors.reason(error));
@@ -330,7 +329,35 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       }
       entry = item.entry;
     }
-    return entry.fromDisk ? Optional.of(ObjectState.FROM_DISK) : Optional.empty();
+    return entry.fromDisk != null ? Optional.of(ObjectState.FROM_DISK) : Optional.empty();
+  }
+
+  @Override
+  public Optional<T> diskCopy(String namespace, String name) {
+    Entry<T> entry;
+    synchronized (this) {
+      Item<T> item = items.get(new Key(namespace, name));
+      if (item == null) {
+        return Optional.empty();
+      }
+      entry = item.entry;
+    }
+    return Optional.ofNullable(entry.fromDisk);
+  }
+
+  /** The items whose every reference was read back from disk. */
+  @Override
+  public List<Restored> restoredObjects() {
+    expireRestored();
+    List<Restored> result = new ArrayList<>();
+    synchronized (this) {
+      items.forEach((key, item) -> {
+        if (!item.restoredPods.isEmpty() && item.references == item.restoredPods.size()) {
+          result.add(new Restored(key.namespace(), key.name(), item.references));
+        }
+      });
+    }
+    return result;
   }
 
   /** Owns nothing: references and copies stay readable. */

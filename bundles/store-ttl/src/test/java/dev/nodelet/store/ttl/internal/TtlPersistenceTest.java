@@ -120,7 +120,7 @@ class TtlPersistenceTest {
         assertThat(data(configMaps.get("ns", name))).isEqualTo(name + "-1");
         assertThat(configMaps.state("ns", name)).contains(ObjectState.FROM_DISK);
         assertThat(configMaps.staleness("ns", name)).hasValueSatisfying(reason -> assertThat(reason)
-            .startsWith("served from the copy a previous run stored on disk: its fetch failed"));
+            .startsWith("its last fetch failed: "));
       }
       assertThat(new String(Base64.getDecoder().decode(secrets.get("ns", "s").getData().get("password")),
           StandardCharsets.UTF_8)).isEqualTo("ttl-secret-value");
