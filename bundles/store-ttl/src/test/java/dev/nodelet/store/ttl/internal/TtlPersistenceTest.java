@@ -183,8 +183,12 @@ class TtlPersistenceTest {
     firstRun();
     try (Persistence persistence = open(); TtlStoreStrategy strategy = strategy(persistence);
         ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS)) {
+      assertThat(configMaps.restoredObjects()).containsExactlyInAnyOrder(new ObjectStore.Restored("ns", "a", 2),
+          new ObjectStore.Restored("ns", "b", 1), new ObjectStore.Restored("ns", "c", 1));
       // pod-2 registers again, pod-1 never does; the API server answers
       configMaps.addReference("ns", "a", "pod-2");
+      assertThat(configMaps.restoredObjects()).containsExactlyInAnyOrder(new ObjectStore.Restored("ns", "b", 1),
+          new ObjectStore.Restored("ns", "c", 1));
       assertThat(data(configMaps.get("ns", "a"))).isEqualTo("a-1");
       clock.advance(GRACE.minusSeconds(1));
       assertThat(data(configMaps.get("ns", "b"))).isEqualTo("b-1");
@@ -193,6 +197,7 @@ class TtlPersistenceTest {
       assertThatThrownBy(() -> configMaps.get("ns", "b")).isInstanceOf(NotRegisteredException.class);
       assertThatThrownBy(() -> configMaps.get("ns", "c")).isInstanceOf(NotRegisteredException.class);
       assertThat(data(configMaps.get("ns", "a"))).isEqualTo("a-1");
+      assertThat(configMaps.restoredObjects()).isEmpty();
       // pod-2's reference is its own now: deleting it drops a
       configMaps.deleteReference("ns", "a", "pod-2");
       assertThatThrownBy(() -> configMaps.get("ns", "a")).isInstanceOf(NotRegisteredException.class);
