@@ -5,10 +5,17 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.Reflector;
+import dev.nodelet.kube.watch.ReflectorListener;
+import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Hashtable;
 import java.util.List;
@@ -52,7 +59,7 @@ public class FelixKubeIT extends NodeletTestSupport {
    * fabric8's HTTP executor and its shared scheduler; the rest catches other clients that should not be there.
    */
   private static final Pattern CLIENT_THREAD = Pattern.compile(
-      "nodelet-kube-.*|HttpClient-\\d+-.*|JdkHttpClientFactory-.*|CachedSingleThreadScheduler-.*"
+      "nodelet-kube-.*|nodelet-reflector-.*|HttpClient-\\d+-.*|JdkHttpClientFactory-.*|CachedSingleThreadScheduler-.*"
           + "|(?i).*(okhttp|fabric8|informer|vert\\.x).*");
 
   /** A configuration property that tells one configuration update from the next. */
@@ -129,6 +136,55 @@ public class FelixKubeIT extends NodeletTestSupport {
   }
 
   private static final String HEALTH_CHECK = "org.apache.felix.hc.api.HealthCheck";
+
+  @Test
+  public void reflectorsFollowObjectsAndTheirWatchesEndWithTheBundle() throws Exception {
+    configureForApiServer();
+    String selector = "metadata.name=" + SEEDED_CONFIGMAP;
+    try (Tracked<Reflectors> reflectors = track(Reflectors.class, nodeFilter())) {
+      Reflector<ConfigMap> reflector = reflectors.await().reflector(ConfigMap.class).namespace("default")
+          .fieldSelector(selector).listener(new ReflectorListener<>() {
+            @Override
+            public void onAdd(ConfigMap object) {
+            }
+
+            @Override
+            public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
+            }
+
+            @Override
+            public void onDelete(ConfigMap object) {
+            }
+          }).start();
+      await().atMost(WAIT).until(reflector::isSynced);
+      assertEquals(SEEDED_VALUE, reflector.get("default", SEEDED_CONFIGMAP).orElseThrow().getData().get(SEEDED_KEY));
+      await().atMost(WAIT).until(() -> openWatches("configmaps", selector) == 1);
+
+      // the reflector belongs to the service: stopping the bundle ends its watch and threads, not only its own
+      Bundle kube = kubeBundle();
+      kube.stop();
+      try {
+        assertTrue("closed with its bundle", !reflector.isSynced());
+        await().atMost(WAIT).until(() -> openWatches("configmaps", selector) == 0);
+        assertTrue("reflector threads left: " + clientThreads(),
+            clientThreads().stream().noneMatch(name -> name.startsWith("nodelet-reflector-")));
+      } finally {
+        kube.start();
+      }
+    }
+  }
+
+  /**
+   * Open watches on the embedded API server (in the test JVM), through its HTTP view; a URL connection, so that no
+   * HTTP client thread of the test counts as one of the bundle's.
+   */
+  private static int openWatches(String resource, String fieldSelector) throws Exception {
+    URI uri = URI.create(System.getProperty(API_SERVER_URL_PROPERTY) + "/nodelet-testing/watches?resource="
+        + resource + "&fieldSelector=" + URLEncoder.encode(fieldSelector, StandardCharsets.UTF_8));
+    try (InputStream body = uri.toURL().openStream()) {
+      return Integer.parseInt(new String(body.readAllBytes(), StandardCharsets.UTF_8).replaceAll("\\D", ""));
+    }
+  }
 
   @Test
   public void anInvalidConfigurationChangeKeepsTheClientOfTheLastGoodOne() throws Exception {

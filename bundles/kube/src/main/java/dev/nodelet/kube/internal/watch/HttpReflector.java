@@ -48,6 +48,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private final KubernetesSerialization serialization;
   private final SerialExecutor serial;
   private final String what;
+  private final String server;
 
   /** The objects as last reported; written on the serial executor only, read from anywhere. */
   private final Map<String, T> known = new ConcurrentHashMap<>();
@@ -71,6 +72,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     this.http = engine.client.getHttpClient();
     this.serialization = engine.client.getKubernetesSerialization();
     this.serial = new SerialExecutor(engine.callbacks());
+    java.net.URL master = engine.client.getMasterUrl();
+    this.server = master.getHost() + ":" + (master.getPort() < 0 ? master.getDefaultPort() : master.getPort());
     this.what = path.description() + (fieldSelector == null ? "" : " with fields " + fieldSelector)
         + (labelSelector == null ? "" : " with labels " + labelSelector);
   }
@@ -149,7 +152,13 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         .build();
     Call call = new Call(false);
     current = call;
-    CompletableFuture<HttpResponse<String>> response = http.sendAsync(request, String.class);
+    CompletableFuture<HttpResponse<String>> response;
+    try {
+      response = http.sendAsync(request, String.class);
+    } catch (RuntimeException e) {
+      failed(new ReflectorException("cannot list " + what + ": " + e, 0, e)); // e.g. the client is closed
+      return;
+    }
     call.inFlight = response;
     if (closed) {
       call.cancel();
@@ -209,10 +218,16 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         .forStreaming().build();
     Call call = new Call(watchList);
     current = call;
-    CompletableFuture<HttpResponse<AsyncBody>> response = http.consumeBytes(request, (buffers, body) -> {
-      byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
-      serial.execute(() -> received(call, bytes, body));
-    });
+    CompletableFuture<HttpResponse<AsyncBody>> response;
+    try {
+      response = http.consumeBytes(request, (buffers, body) -> {
+        byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
+        serial.execute(() -> received(call, bytes, body));
+      });
+    } catch (RuntimeException e) {
+      failed(new ReflectorException("cannot watch " + what + ": " + e, 0, e)); // e.g. the client is closed
+      return;
+    }
     call.inFlight = response;
     response.whenComplete((answer, error) -> {
       if (answer != null) {
@@ -367,7 +382,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     failures++;
     if (!failing) {
       failing = true;
-      LOG.warn("{}; retrying with backoff", error.getMessage());
+      LOG.warn("{} (API server {}); retrying with backoff", error.getMessage(), server);
     } else {
       LOG.debug("{} (failure {})", error.getMessage(), failures);
     }
