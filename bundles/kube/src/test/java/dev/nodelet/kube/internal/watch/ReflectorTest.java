@@ -276,6 +276,28 @@ class ReflectorTest {
   }
 
   @Test
+  void manyReflectorsSyncWithOneRequestEachOnTheSameFewThreads() {
+    int count = 150; // more than one HTTP/2 connection's 100 concurrent streams
+    for (int i = 0; i < count; i++) {
+      put("cm-" + i, Integer.toString(i));
+    }
+    ReflectorEngine engine = engine();
+    List<Reflector<ConfigMap>> reflectors = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      reflectors.add(engine.reflector(ConfigMap.class).namespace("default").fieldSelector("metadata.name=cm-" + i)
+          .listener(new Recorder()).start());
+    }
+    await().atMost(WAIT).until(() -> reflectors.stream().allMatch(Reflector::isSynced));
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == count);
+    assertThat(reflectors.get(42).get("default", "cm-42")).isPresent();
+    // WatchList: one request per object, no LIST
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(count);
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
+    // 2 callback threads and 1 timer at most, however many reflectors
+    assertThat(engineThreads()).hasSizeLessThanOrEqualTo(3);
+  }
+
+  @Test
   void badOptionsAreNamed() {
     ReflectorEngine engine = engine();
     assertThatThrownBy(() -> engine.reflector(ConfigMap.class).start())
