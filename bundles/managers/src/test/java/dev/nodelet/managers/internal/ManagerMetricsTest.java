@@ -26,7 +26,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 class ManagerMetricsTest {
 
@@ -44,11 +43,11 @@ class ManagerMetricsTest {
         .endMetadata().addToData("mode", "fast").build()).create();
     api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("db-password")
         .endMetadata().addToStringData("password", "hunter2").build()).create();
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
+    ManagerConfiguration config = Defaults.configuration();
     configMaps = new ConfigMapManagerComponent(api.client(), metrics, config);
     secrets = new SecretManagerComponent(api.client(), metrics, config);
-    configMaps.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
-    secrets.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+    configMaps.addStrategy(watch, Defaults.strategy("watch", 1));
+    secrets.addStrategy(watch, Defaults.strategy("watch", 1));
   }
 
   @AfterEach
@@ -81,10 +80,10 @@ class ManagerMetricsTest {
   @Test
   void theDefaultTimesOneGetInSixtyFour() throws Exception {
     ManagerMetrics sampled = new ManagerMetrics();
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
+    ManagerConfiguration config = Defaults.configuration();
     ConfigMapManagerComponent component = new ConfigMapManagerComponent(api.client(), sampled, config);
     try {
-      component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+      component.addStrategy(watch, Defaults.strategy("watch", 1));
       component.registerPod(pod());
       component.get("ns", "settings");
       for (int i = 0; i < 64_000; i++) {
