@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -59,15 +60,12 @@ class ManagerMetricsTest {
     watch.close();
   }
 
-  private String scrape() throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    PrometheusTextFormatWriter.create().write(out, metrics.collect());
-    return out.toString(StandardCharsets.UTF_8);
+  private String scrape() {
+    return Scrape.text(metrics::collect);
   }
 
-  private double value(String series) throws Exception {
-    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
-    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+  private double value(String series) {
+    return Scrape.value(metrics::collect, series);
   }
 
   private static Pod pod() {
