@@ -421,9 +421,11 @@ final class NodeletFramework {
       Class<?> type = bundle.loadClass(service);
       url = "the API server at " + type.getMethod("getMasterUrl").invoke(client);
       Object nodes = type.getMethod("nodes").invoke(client);
-      Object resource = bundle.loadClass("io.fabric8.kubernetes.client.dsl.Nameable")
+      // through fabric8's own bundle: the registering bundle need not import the dsl package
+      ClassLoader fabric8 = type.getClassLoader();
+      Object resource = fabric8.loadClass("io.fabric8.kubernetes.client.dsl.Nameable")
           .getMethod("withName", String.class).invoke(nodes, nodeName);
-      Object node = bundle.loadClass("io.fabric8.kubernetes.client.dsl.Gettable").getMethod("get").invoke(resource);
+      Object node = fabric8.loadClass("io.fabric8.kubernetes.client.dsl.Gettable").getMethod("get").invoke(resource);
       probed = node == null
           ? "node " + nodeName + " does not exist on " + url + " (is --node the name of one of its nodes?)"
           : "node " + nodeName + " exists on " + url + "; NodeIdentity has not seen it yet";
