@@ -240,7 +240,8 @@ class ReflectorTest {
       }
       await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
       engine.close();
-      assertThat(engineThreads()).isEmpty();
+      // a pool ends its last worker just after awaitTermination returns
+      await().atMost(WAIT).until(() -> engineThreads().isEmpty());
     }
   }
 
@@ -252,7 +253,7 @@ class ReflectorTest {
     engine.close();
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
     assertThat(reflector.isSynced()).isFalse();
-    assertThat(engineThreads()).isEmpty();
+    await().atMost(WAIT).until(() -> engineThreads().isEmpty());
     assertThatThrownBy(() -> engine.reflector(ConfigMap.class).listener(new Recorder()).start())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
   }
