@@ -251,13 +251,15 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     recorder.synced.inc();
     answered();
     if (fetched == null || entry.fromDisk != null || !isOlder(fetched, entry.object)) {
+      // a refresh that finds the version it had is not written again
+      boolean changed = fetched == null || entry.fromDisk != null || !sameVersion(fetched, entry.object);
       entry.object = fetched;
       entry.notFound = fetched == null;
       entry.fromDisk = null;
       entry.lastUpdate = clock.instant();
       if (fetched == null) {
         disk.remove(namespace, name);
-      } else {
+      } else if (changed) {
         disk.put(fetched);
       }
       // still under the entry's lock, so the listener hears the fetches of one object in order
@@ -279,6 +281,11 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
 
   private static String encode(String segment) {
     return URLEncoder.encode(segment, StandardCharsets.UTF_8);
+  }
+
+  private static boolean sameVersion(HasMetadata fetched, HasMetadata cached) {
+    return cached != null && Objects.equals(fetched.getMetadata().getUid(), cached.getMetadata().getUid())
+        && Objects.equals(fetched.getMetadata().getResourceVersion(), cached.getMetadata().getResourceVersion());
   }
 
   private static boolean isOlder(HasMetadata fetched, HasMetadata cached) {
