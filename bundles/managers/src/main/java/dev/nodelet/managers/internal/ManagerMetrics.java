@@ -62,6 +62,21 @@ public final class ManagerMetrics implements MultiCollector {
       .help("Watches open on a manager's fan-out.").labelNames("resource")
       .callback(callback -> managers.forEach(m -> callback.call(m.watchStatistics().watchers(), m.type().plural())))
       .build();
+  private final GaugeWithCallback queuedEvents = GaugeWithCallback.builder()
+      .name("nodelet_manager_watch_queued_events")
+      .help("Events the watches of a manager's fan-out hold for their consumers, all watches together.")
+      .labelNames("resource")
+      .callback(callback -> managers.forEach(m -> callback.call(m.watchStatistics().queuedEvents(),
+          m.type().plural())))
+      .build();
+  private final GaugeWithCallback longestQueue = GaugeWithCallback.builder()
+      .name("nodelet_manager_watch_queued_events_max")
+      .help("The most events one watch of a manager's fan-out holds for its consumer; a watch whose input and result"
+          + " buffers are both full is closed as too slow.")
+      .labelNames("resource")
+      .callback(callback -> managers.forEach(m -> callback.call(m.watchStatistics().longestQueue(),
+          m.type().plural())))
+      .build();
   private final CounterWithCallback slowWatchers = CounterWithCallback.builder()
       .name("nodelet_manager_slow_watchers_closed_total")
       .help("Watches the fan-out closed because their consumer did not keep up.").labelNames("resource")
@@ -87,7 +102,7 @@ public final class ManagerMetrics implements MultiCollector {
   @Override
   public MetricSnapshots collect() {
     return MetricSnapshots.of(getDuration.collect(), getErrors.collect(), pods.collect(), objects.collect(),
-        watchers.collect(), slowWatchers.collect());
+        watchers.collect(), queuedEvents.collect(), longestQueue.collect(), slowWatchers.collect());
   }
 
   /**
