@@ -7,6 +7,7 @@ import static org.junit.Assert.assertTrue;
 import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ConfigMapManager;
 import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.objectcache.ObjectReceipt;
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -33,8 +34,8 @@ import org.osgi.service.cm.ConfigurationAdmin;
 /**
  * The watch strategy with {@code persistence.dir} in Felix (nodelet-persistence and H2 MVStore resolved from the
  * feature): the ConfigMap a pod references reaches the disk; then the client is pointed at an address where no API
- * server listens, the strategy and the managers start again with the new client, and the ConfigMap is still served
- * and listed as served from disk.
+ * server listens, the strategy and the managers start again with the new client, and the ConfigMap is still served,
+ * listed as served from disk before its pod registers again, and the pod's receipt says so.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -87,13 +88,18 @@ public class FelixPersistenceIT extends NodeletTestSupport {
       await().atMost(WAIT).until(clients::await, c -> c.getConfiguration().getMasterUrl().contains(":9"));
       await().atMost(WAIT).ignoreExceptions().until(() -> "watch".equals(managers.await().strategy())
           && "kept".equals(configMaps.await().getConfigMap(NS, "cm-p").getData().get("v")));
-      // the pod source cannot list the pods now; the pod registering again works as usual and shows the state
-      configMaps.await().registerPod(pod);
+      // the pod source cannot list the pods now: the object is listed, served from disk, before the pod registers
       ObjectManager<?> manager = managers.await();
       Optional<CachedObject> listed = manager.objects().stream().filter(o -> o.name().equals("cm-p")).findFirst();
-      assertTrue("the pod's reference is listed", listed.isPresent());
+      assertTrue("the restored object is listed before its pod registers again", listed.isPresent());
       assertEquals(Optional.of(ObjectState.FROM_DISK), listed.get().state());
+      // the pod registering again works as usual, and its receipt says that the copy comes from disk
+      configMaps.await().registerPod(pod);
       assertEquals("kept", configMaps.await().getConfigMap(NS, "cm-p").getData().get("v"));
+      ObjectReceipt receipt = manager.receipts().stream().filter(r -> r.name().equals("p-persist"))
+          .flatMap(r -> r.objects().stream()).findFirst().orElseThrow();
+      assertTrue("the receipt says the copy served comes from disk: " + receipt, receipt.fromDisk());
+      assertTrue(receipt.staleReason().orElseThrow().startsWith("served from the copy a previous run stored on disk"));
     }
   }
 }

@@ -13,28 +13,24 @@ import dev.nodelet.persistence.Persistence;
 import dev.nodelet.persistence.PersistenceOptions;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.osgi.util.converter.Converters;
 
 /**
  * Objects served from disk after a restart without the API server, as the managers show them: in
@@ -87,16 +83,10 @@ class FromDiskTest {
   }
 
   private ConfigMapManagerComponent manager(ManagerMetrics metrics, String strategyName, StoreStrategy strategy) {
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
-    ConfigMapManagerComponent manager = new ConfigMapManagerComponent(api.client(), metrics, config);
-    manager.addStrategy(strategy, Map.of(StoreStrategy.PROPERTY, strategyName, "service.id", 1L));
+    ConfigMapManagerComponent manager = new ConfigMapManagerComponent(api.client(), metrics,
+        Defaults.configuration());
+    manager.addStrategy(strategy, Defaults.strategy(strategyName, 1));
     return manager;
-  }
-
-  private static String scrape(ManagerMetrics metrics) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    PrometheusTextFormatWriter.create().write(out, metrics.collect());
-    return out.toString(StandardCharsets.UTF_8);
   }
 
   /** A first run in which web (u1) references settings and other, and both are read; then the node stops. */
@@ -126,7 +116,7 @@ class FromDiskTest {
             CachedObject::strategy).containsExactly(
                 tuple("other", Optional.of(ObjectState.FROM_DISK), 1, strategyName),
                 tuple("settings", Optional.of(ObjectState.FROM_DISK), 1, strategyName));
-        assertThat(scrape(metrics)).contains("nodelet_manager_objects{resource=\"configmaps\",state=\"from_disk\","
+        assertThat(Scrape.text(metrics::collect)).contains("nodelet_manager_objects{resource=\"configmaps\",state=\"from_disk\","
             + "strategy=\"" + strategyName + "\"} 2.0");
 
         // web registers again with settings only; app is new and references other

@@ -251,13 +251,15 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     recorder.synced.inc();
     answered();
     if (fetched == null || entry.fromDisk != null || !isOlder(fetched, entry.object)) {
+      // a refresh that finds the version it had is not written again
+      boolean changed = fetched == null || entry.fromDisk != null || !sameVersion(fetched, entry.object);
       entry.object = fetched;
       entry.notFound = fetched == null;
       entry.fromDisk = null;
       entry.lastUpdate = clock.instant();
       if (fetched == null) {
         disk.remove(namespace, name);
-      } else {
+      } else if (changed) {
         disk.put(fetched);
       }
       // still under the entry's lock, so the listener hears the fetches of one object in order
@@ -281,6 +283,11 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     return URLEncoder.encode(segment, StandardCharsets.UTF_8);
   }
 
+  private static boolean sameVersion(HasMetadata fetched, HasMetadata cached) {
+    return cached != null && Objects.equals(fetched.getMetadata().getUid(), cached.getMetadata().getUid())
+        && Objects.equals(fetched.getMetadata().getResourceVersion(), cached.getMetadata().getResourceVersion());
+  }
+
   private static boolean isOlder(HasMetadata fetched, HasMetadata cached) {
     return cached != null && resourceVersion(fetched) < resourceVersion(cached);
   }
@@ -294,16 +301,18 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
     }
   }
 
+  /** The entry of a registered object, for listings: they never wait for a get's fetch. */
+  private synchronized Optional<Entry<T>> entry(String namespace, String name) {
+    Item<T> item = items.get(new Key(namespace, name));
+    return item == null ? Optional.empty() : Optional.of(item.entry);
+  }
+
   @Override
   public Optional<String> staleness(String namespace, String name) {
-    Entry<T> entry;
-    synchronized (this) {
-      Item<T> item = items.get(new Key(namespace, name));
-      if (item == null) {
-        return Optional.empty();
-      }
-      entry = item.entry;
-    }
+    return entry(namespace, name).flatMap(this::staleness);
+  }
+
+  private Optional<String> staleness(Entry<T> entry) {
     Throwable error = entry.lastError;
     if (entry.fromDisk != null && error == null) {
       return Optional.of("not fetched since the start; the next get fetches it");
@@ -321,28 +330,12 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
   /** {@link ObjectState#FROM_DISK} while the copy a previous run stored is served; otherwise the store does not tell. */
   @Override
   public Optional<ObjectState> state(String namespace, String name) {
-    Entry<T> entry;
-    synchronized (this) {
-      Item<T> item = items.get(new Key(namespace, name));
-      if (item == null) {
-        return Optional.empty();
-      }
-      entry = item.entry;
-    }
-    return entry.fromDisk != null ? Optional.of(ObjectState.FROM_DISK) : Optional.empty();
+    return entry(namespace, name).filter(entry -> entry.fromDisk != null).map(entry -> ObjectState.FROM_DISK);
   }
 
   @Override
   public Optional<T> diskCopy(String namespace, String name) {
-    Entry<T> entry;
-    synchronized (this) {
-      Item<T> item = items.get(new Key(namespace, name));
-      if (item == null) {
-        return Optional.empty();
-      }
-      entry = item.entry;
-    }
-    return Optional.ofNullable(entry.fromDisk);
+    return entry(namespace, name).map(entry -> entry.fromDisk);
   }
 
   /** The items whose every reference was read back from disk. */

@@ -240,6 +240,37 @@ class TtlPersistenceTest {
   }
 
   @Test
+  void anotherDirectoryClosesTheOneBeforeAndTheNewStoresWriteToTheNewOne() {
+    Path before = dir.resolve("before");
+    Path after = dir.resolve("after");
+    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, config(Map.of(
+        "persistence.dir", before.toString(), "persistence.key.file", keyFile.toString(),
+        "use.node.ttl.annotation", false)));
+    try {
+      ObjectStore<ConfigMap> first = component.createStore(ResourceType.CONFIG_MAPS);
+      first.addReference("ns", "a", "pod-1");
+      assertThat(data(first.get("ns", "a"))).isEqualTo("a-1");
+      component.modified(config(Map.of("persistence.dir", after.toString(),
+          "persistence.key.file", keyFile.toString(), "use.node.ttl.annotation", false)));
+      ObjectStore<ConfigMap> next = component.createStore(ResourceType.CONFIG_MAPS);
+      next.addReference("ns", "b", "pod-1");
+      assertThat(data(next.get("ns", "b"))).isEqualTo("b-1");
+      first.close();
+      next.close();
+    } finally {
+      component.deactivate();
+    }
+    // both directories are closed (a file still open would be refused as in use) and each holds what its stores
+    // fetched
+    for (Map.Entry<Path, String> expected : Map.of(before, "a", after, "b").entrySet()) {
+      try (Persistence persistence = Persistence.open(PersistenceOptions.of(expected.getKey(), NODE, keyFile))) {
+        assertThat(persistence.store(ResourceType.CONFIG_MAPS).load()).extracting(StoredObject::object)
+            .extracting(o -> o.getMetadata().getName()).containsExactly(expected.getValue());
+      }
+    }
+  }
+
+  @Test
   void aRestartedComponentServesWhatTheLastOneFetchedWhileTheApiServerIsDown() {
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,

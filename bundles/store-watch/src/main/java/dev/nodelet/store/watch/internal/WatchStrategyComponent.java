@@ -6,15 +6,13 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.Persistence;
-import dev.nodelet.persistence.PersistenceOptions;
+import dev.nodelet.persistence.PersistenceConfig;
 import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.nio.file.InvalidPathException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.ToLongFunction;
@@ -43,10 +41,6 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   static final String RESYNC_INTERVAL = "resync.interval.seconds";
   static final String SYNC_WAIT = "sync.wait.millis";
-  static final String PERSISTENCE_DIR = "persistence.dir";
-  static final String PERSISTENCE_KEY_FILE = "persistence.key.file";
-  static final String PERSISTENCE_MAX_BYTES = "persistence.max.bytes";
-  static final String PERSISTENCE_GRACE = "persistence.restored.grace.seconds";
   /** A day: the idle time is five of these, and far longer overflows the clock arithmetic. */
   static final long MAX_RESYNC_INTERVAL_SECONDS = 24 * 60 * 60;
   /** Ten minutes: a get blocks this long at most while an object's first list is awaited. */
@@ -59,8 +53,9 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
    *
    * @param resyncIntervalSeconds {@code resync.interval.seconds}
    * @param syncWaitMillis {@code sync.wait.millis}
+   * @param persistence the {@code persistence.*} keys, if {@code persistence.dir} is set
    */
-  record Settings(long resyncIntervalSeconds, long syncWaitMillis, Optional<DiskSettings> persistence) {
+  record Settings(long resyncIntervalSeconds, long syncWaitMillis, Optional<PersistenceConfig> persistence) {
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(WatchStrategyConfiguration config) {
@@ -69,7 +64,9 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
               MAX_RESYNC_INTERVAL_SECONDS, "seconds"),
           within(SYNC_WAIT, WatchStrategyConfiguration::sync_wait_millis, config, 1, MAX_SYNC_WAIT_MILLIS,
               "milliseconds"),
-          DiskSettings.from(config));
+          PersistenceConfig.from(config.persistence_dir(), config.persistence_key_file(),
+              config.persistence_encrypt_configmaps(), config::persistence_max_bytes,
+              config::persistence_restored_grace_seconds));
     }
 
     private static long within(String key, ToLongFunction<WatchStrategyConfiguration> read,
@@ -92,62 +89,6 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     public String toString() {
       return RESYNC_INTERVAL + "=" + resyncIntervalSeconds + ", " + SYNC_WAIT + "=" + syncWaitMillis
           + persistence.map(p -> ", " + p).orElse("");
-    }
-  }
-
-  /**
-   * The persistence keys, when {@code persistence.dir} is set.
-   *
-   * @param directory {@code persistence.dir}
-   * @param keyFile {@code persistence.key.file}, checked (exists, holds a key, mode 0600)
-   * @param encryptConfigMaps {@code persistence.encrypt.configmaps}
-   * @param maxBytes {@code persistence.max.bytes}
-   * @param graceSeconds {@code persistence.restored.grace.seconds}
-   */
-  record DiskSettings(Path directory, Path keyFile, boolean encryptConfigMaps, long maxBytes, long graceSeconds) {
-
-    static Optional<DiskSettings> from(WatchStrategyConfiguration config) {
-      String dir = config.persistence_dir() == null ? "" : config.persistence_dir().strip();
-      if (dir.isEmpty()) {
-        return Optional.empty();
-      }
-      String key = config.persistence_key_file() == null ? "" : config.persistence_key_file().strip();
-      if (key.isEmpty()) {
-        throw new IllegalArgumentException(PERSISTENCE_KEY_FILE + ": required when " + PERSISTENCE_DIR
-            + " is set (Secrets are stored encrypted); create one with 'head -c 32 /dev/urandom > <file> && chmod "
-            + "600 <file>'");
-      }
-      Path keyFile;
-      Path directory;
-      try {
-        keyFile = Path.of(key);
-        directory = Path.of(dir);
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException(PERSISTENCE_DIR + "/" + PERSISTENCE_KEY_FILE + ": not a path ("
-            + e.getMessage() + ")");
-      }
-      try {
-        Persistence.checkKeyFile(keyFile);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(PERSISTENCE_KEY_FILE + ": " + e.getMessage());
-      }
-      return Optional.of(new DiskSettings(directory, keyFile, config.persistence_encrypt_configmaps(),
-          Settings.within(PERSISTENCE_MAX_BYTES, WatchStrategyConfiguration::persistence_max_bytes, config, 0, Long.MAX_VALUE,
-              "bytes"),
-          Settings.within(PERSISTENCE_GRACE, WatchStrategyConfiguration::persistence_restored_grace_seconds, config, 1,
-              MAX_RESYNC_INTERVAL_SECONDS, "seconds")));
-    }
-
-    PersistenceOptions options(String nodeName) {
-      return PersistenceOptions.of(directory, nodeName, keyFile).withEncryptConfigMaps(encryptConfigMaps)
-          .withMaxBytes(maxBytes);
-    }
-
-    @Override
-    public String toString() {
-      return PERSISTENCE_DIR + "=" + directory + ", " + PERSISTENCE_KEY_FILE + "=" + keyFile
-          + ", persistence.encrypt.configmaps=" + encryptConfigMaps + ", " + PERSISTENCE_MAX_BYTES + "=" + maxBytes
-          + ", " + PERSISTENCE_GRACE + "=" + graceSeconds;
     }
   }
 
@@ -194,7 +135,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(WatchStrategyConfiguration config) {
-    Optional<DiskSettings> before = configuration.current().persistence();
+    Optional<PersistenceConfig> before = configuration.current().persistence();
     configuration.offer(config).ifPresent(next -> {
       WatchStoreStrategy old = strategy;
       Persistence oldPersistence = persistence;
@@ -223,7 +164,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     persistence = open != null ? open
         : s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);
     s.persistence().ifPresent(p -> builder.persistence(persistence)
-        .restoredReferenceGrace(Duration.ofSeconds(p.graceSeconds())));
+        .restoredReferenceGrace(p.restoredGrace()));
     return builder.build();
   }
 
