@@ -97,10 +97,11 @@ public final class Main {
         // when it refreshes, so a rotated token is picked up
         where = "the cluster of this pod (service account)";
       } else if (options.kubeconfig() == null) {
-        server = EmbeddedApiServer.builder().port(options.apiPort()).build().start();
+        // HTTPS with HTTP/2 as a cluster serves it; Nodelet reads the kubeconfig that kubectl uses, CA and token
+        server = EmbeddedApiServer.builder().tls().port(options.apiPort()).build().start();
         Path kubeconfig = server.writeKubeconfig(options.workDir().resolve("kubeconfig"));
         DemoCluster.seed(server, options.nodeName());
-        kube.put("master.url", server.url());
+        kube.put("kubeconfig.path", kubeconfig.toAbsolutePath().toString());
         // external DRA drivers register their sockets here; private to this user, as nodelet-dra-grpc requires
         registry = Files.createDirectories(options.workDir().toAbsolutePath().resolve("plugins_registry"),
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
