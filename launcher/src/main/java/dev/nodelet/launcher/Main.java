@@ -241,7 +241,7 @@ public final class Main {
     static final String PID = "dev.nodelet.metrics";
 
     Map<String, Object> configuration() {
-      return Map.of("port", port, "bind.address", address);
+      return Map.of("port", port, "address", address);
     }
   }
 

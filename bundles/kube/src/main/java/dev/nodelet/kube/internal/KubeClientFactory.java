@@ -88,13 +88,11 @@ public final class KubeClientFactory {
     return new KubernetesClientBuilder()
         .withConfig(clientConfig(settings))
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
-        .withHttpClientFactory(new BoundedJdkHttpClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http"))
+        .withHttpClientFactory(new BoundedJdkHttpClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http",
+            metrics))
         // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
         // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
-        .withHttpClientBuilderConsumer(builder -> {
-          builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null);
-          metrics.ifPresent(m -> builder.addOrReplaceInterceptor(KubeMetrics.INTERCEPTOR, m.interceptor()));
-        })
+        .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
         .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.get()))
         .build();
   }
@@ -127,13 +125,22 @@ public final class KubeClientFactory {
     return pool;
   }
 
-  /** The JDK HTTP client on a bounded pool, shut down when the client closes. */
+  /** The JDK HTTP client on a bounded pool, shut down when the client closes, and measured if there are metrics. */
   private static final class BoundedJdkHttpClientFactory extends JdkHttpClientFactory {
     private final String prefix;
+    private final Optional<KubeMetrics> metrics;
     private final List<ExecutorService> pools = new CopyOnWriteArrayList<>();
 
-    BoundedJdkHttpClientFactory(String prefix) {
+    BoundedJdkHttpClientFactory(String prefix, Optional<KubeMetrics> metrics) {
       this.prefix = prefix;
+      this.metrics = metrics;
+    }
+
+    @Override
+    protected java.net.http.HttpClient.Builder createNewHttpClientBuilder() {
+      java.net.http.HttpClient.Builder builder = super.createNewHttpClientBuilder();
+      return metrics.<java.net.http.HttpClient.Builder>map(m -> new MeteredHttpClient.Builder(builder, m))
+          .orElse(builder);
     }
 
     @Override

@@ -1,62 +1,60 @@
 package dev.nodelet.kube.internal;
 
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.HttpResponse;
-import io.fabric8.kubernetes.client.http.Interceptor;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.net.URI;
-import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.Locale;
 import org.osgi.service.component.annotations.Component;
 
 /**
- * The API requests of every client this bundle builds, counted by a fabric8 interceptor, as the kubelet's client-go
- * counts them ({@code rest_client_requests_total}) and by Kubernetes verb and resource. A request is counted when its
- * answer arrives; one that gets no answer (connection refused) is not, since the clients make no retries and fabric8
- * tells interceptors of connection failures only before a retry. Labels never carry object
- * names, namespaces, query values or headers: only the method, the verb, the resource type, the status code and the
- * API server's host.
+ * The API requests of every client this bundle builds, measured under fabric8 by {@link MeteredHttpClient}, as the
+ * kubelet's client-go measures them ({@code rest_client_requests_total}, {@code rest_client_request_duration_seconds})
+ * and by Kubernetes verb and resource. Every attempt counts once its status line arrives, or with the code
+ * {@value #NO_ANSWER} once it failed without one (connection refused, timeout), as client-go counts it. Labels never
+ * carry object names, namespaces, query values or headers: only the method, the verb, the resource type, the status
+ * code and the API server's host.
  */
 @Component(service = {MultiCollector.class, KubeMetrics.class})
 public final class KubeMetrics implements MultiCollector {
 
-  /** The name under which the interceptor is added to each client. */
-  static final String INTERCEPTOR = "nodelet-metrics";
+  /** The code of a request that got no answer, as client-go labels it. */
+  static final String NO_ANSWER = "<error>";
+  private static final double NANOS_PER_SECOND = 1e9;
 
   private final Counter requests = Counter.builder().name("rest_client_requests_total")
       .help("Number of HTTP requests to the API server, partitioned by status code, method, and host.")
-      .labelNames("code", "method", "host").build();
+      .labelNames("code", "method", "host").withoutExemplars().build();
+  private final Histogram durations = Histogram.builder().name("rest_client_request_duration_seconds")
+      .help("Request latency in seconds. Broken down by verb, and host.").labelNames("verb", "host")
+      // client-go's buckets
+      .classicOnly().classicUpperBounds(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+      .withoutExemplars().build();
   private final Counter apiRequests = Counter.builder().name("nodelet_apiserver_requests_total")
       .help("Number of requests to the API server, by Kubernetes verb (get, list, watch, create, update, patch,"
-          + " delete), resource (with its subresource) and status code.")
-      .labelNames("verb", "resource", "code").build();
-  private final Interceptor interceptor = new Interceptor() {
-    @Override
-    public void after(HttpRequest request, HttpResponse<?> response,
-        io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer) {
-      count(request, Integer.toString(response.code()));
-    }
-  };
+          + " delete), resource (with its subresource) and status code; " + NO_ANSWER + " for none.")
+      .labelNames("verb", "resource", "code").withoutExemplars().build();
 
-  /** @return the interceptor that counts the requests of a client */
-  Interceptor interceptor() {
-    return interceptor;
-  }
-
-  private void count(HttpRequest request, String code) {
-    URI uri = request.uri();
+  /**
+   * Counts and times one attempt.
+   *
+   * @param method the HTTP method
+   * @param uri the request's URI; only its host, port and path are used
+   * @param code the status code, or {@link #NO_ANSWER}
+   * @param nanos from sending to the status line, or to the failure
+   */
+  void record(String method, URI uri, String code, long nanos) {
     String host = uri.getPort() < 0 ? uri.getHost() : uri.getHost() + ":" + uri.getPort();
-    requests.labelValues(code, request.method(), host).inc();
-    ApiPath path = ApiPath.of(uri.getRawPath(), uri.getRawQuery(), request.method());
+    requests.labelValues(code, method, host).inc();
+    durations.labelValues(method, host).observe(nanos / NANOS_PER_SECOND);
+    ApiPath path = ApiPath.of(uri.getRawPath(), uri.getRawQuery(), method);
     apiRequests.labelValues(path.verb(), path.resource(), code).inc();
   }
 
   @Override
   public MetricSnapshots collect() {
-    return MetricSnapshots.of(requests.collect(), apiRequests.collect());
+    return MetricSnapshots.of(requests.collect(), durations.collect(), apiRequests.collect());
   }
 
   /**

@@ -11,7 +11,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -63,9 +66,56 @@ class KubeMetricsTest {
           .isEqualTo(2);
       assertThat(value("rest_client_requests_total{code=\"201\",host=\"" + host + "\",method=\"POST\"}"))
           .isEqualTo(2);
+      // every attempt is timed, per HTTP method and host
+      assertThat(value("rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"GET\"}"))
+          .isEqualTo(4);
+      assertThat(value("rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"POST\"}"))
+          .isEqualTo(2);
+      assertThat(value("rest_client_request_duration_seconds_bucket{host=\"" + host + "\",verb=\"GET\",le=\"60.0\"}"))
+          .isEqualTo(4);
       // names of objects, keys and values never become labels
       assertThat(scrape()).doesNotContain("db-password").doesNotContain("hunter2").doesNotContain("password")
           .doesNotContain("app\"").doesNotContain("default");
+    }
+  }
+
+  @Test
+  void aRefusedConnectionCountsAsAnErrorWithItsDuration() throws Exception {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort(); // closed again: nothing listens there
+    }
+    try (KubernetesClient client = new KubeClientFactory(metrics).create(KubeSettings.builder()
+        .masterUrl("http://127.0.0.1:" + port).nodeName("node-a").build())) {
+      assertThatThrownBy(() -> client.configMaps().inNamespace("default").withName("app").get())
+          .isInstanceOf(KubernetesClientException.class);
+    }
+    String host = "127.0.0.1:" + port;
+    assertThat(value("rest_client_requests_total{code=\"<error>\",host=\"" + host + "\",method=\"GET\"}"))
+        .isEqualTo(1);
+    assertThat(value("nodelet_apiserver_requests_total{code=\"<error>\",resource=\"configmaps\",verb=\"get\"}"))
+        .isEqualTo(1);
+    assertThat(value("rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"GET\"}"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aRequestThatTimesOutCountsAsAnErrorAfterTheTimeout() throws Exception {
+    // a server that takes the connection and never answers
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        KubernetesClient client = new KubeClientFactory(metrics).create(KubeSettings.builder()
+            .masterUrl("http://127.0.0.1:" + silent.getLocalPort()).nodeName("node-a")
+            .requestTimeout(Duration.ofMillis(500)).build())) {
+      assertThatThrownBy(() -> client.configMaps().inNamespace("default").withName("app").get())
+          .isInstanceOf(KubernetesClientException.class);
+      String host = "127.0.0.1:" + silent.getLocalPort();
+      assertThat(value("rest_client_requests_total{code=\"<error>\",host=\"" + host + "\",method=\"GET\"}"))
+          .isEqualTo(1);
+      // waited for the whole timeout: beyond the 0.25 s bucket
+      assertThat(value("rest_client_request_duration_seconds_bucket{host=\"" + host + "\",verb=\"GET\",le=\"0.25\"}"))
+          .isZero();
+      assertThat(value("rest_client_request_duration_seconds_sum{host=\"" + host + "\",verb=\"GET\"}"))
+          .isGreaterThanOrEqualTo(0.5);
     }
   }
 

@@ -53,7 +53,7 @@ public final class ManagerMetrics implements MultiCollector {
       .build();
   private final GaugeWithCallback objects = GaugeWithCallback.builder().name("nodelet_manager_objects")
       .help("Objects that registered pods reference, by the strategy whose store keeps them and what the store does"
-          + " about them: running (watched or kept fresh), idle, stopped, immutable, or unknown.")
+          + " about them: running (watched or kept fresh), idle, stopped, immutable, from_disk (the copy a previous run stored, not confirmed by the API server yet; also objects that only pods of that run reference), or unknown.")
       .labelNames("resource", "strategy", "state")
       .callback(callback -> managers.forEach(m -> objectCounts(m).forEach((key, count) ->
           callback.call(count, m.type().plural(), key.strategy(), key.state()))))
@@ -61,6 +61,21 @@ public final class ManagerMetrics implements MultiCollector {
   private final GaugeWithCallback watchers = GaugeWithCallback.builder().name("nodelet_manager_watchers")
       .help("Watches open on a manager's fan-out.").labelNames("resource")
       .callback(callback -> managers.forEach(m -> callback.call(m.watchStatistics().watchers(), m.type().plural())))
+      .build();
+  private final GaugeWithCallback queuedEvents = GaugeWithCallback.builder()
+      .name("nodelet_manager_watch_queued_events")
+      .help("Events the watches of a manager's fan-out hold for their consumers, all watches together.")
+      .labelNames("resource")
+      .callback(callback -> managers.forEach(m -> callback.call(m.watchStatistics().queuedEvents(),
+          m.type().plural())))
+      .build();
+  private final GaugeWithCallback longestQueue = GaugeWithCallback.builder()
+      .name("nodelet_manager_watch_queued_events_max")
+      .help("The most events one watch of a manager's fan-out holds for its consumer; a watch whose input and result"
+          + " buffers are both full is closed as too slow.")
+      .labelNames("resource")
+      .callback(callback -> managers.forEach(m -> callback.call(m.watchStatistics().longestQueue(),
+          m.type().plural())))
       .build();
   private final CounterWithCallback slowWatchers = CounterWithCallback.builder()
       .name("nodelet_manager_slow_watchers_closed_total")
@@ -87,7 +102,7 @@ public final class ManagerMetrics implements MultiCollector {
   @Override
   public MetricSnapshots collect() {
     return MetricSnapshots.of(getDuration.collect(), getErrors.collect(), pods.collect(), objects.collect(),
-        watchers.collect(), slowWatchers.collect());
+        watchers.collect(), queuedEvents.collect(), longestQueue.collect(), slowWatchers.collect());
   }
 
   /**

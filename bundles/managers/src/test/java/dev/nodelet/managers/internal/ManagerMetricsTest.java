@@ -6,15 +6,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.objectcache.Watch;
+import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -122,6 +126,16 @@ class ManagerMetricsTest {
     assertThat(value("nodelet_manager_get_errors_total{reason=\"not_found\",resource=\"configmaps\"}"))
         .isGreaterThanOrEqualTo(1);
     assertThat(value("nodelet_manager_get_duration_seconds_count{resource=\"configmaps\"}")).isGreaterThanOrEqualTo(3);
+    assertThat(value("nodelet_manager_watchers{resource=\"secrets\"}")).isZero();
+
+    // a watch on the fan-out holds the events no consumer took
+    try (Watch<Secret> watch = secrets.watch(WatchOptions.<Secret>builder().sendInitialEvents(true).build())) {
+      assertThat(value("nodelet_manager_watchers{resource=\"secrets\"}")).isEqualTo(1);
+      assertThat(value("nodelet_manager_watch_queued_events{resource=\"secrets\"}")).isEqualTo(1);
+      assertThat(value("nodelet_manager_watch_queued_events_max{resource=\"secrets\"}")).isEqualTo(1);
+      assertThat(watch.poll(Duration.ZERO)).isNotNull();
+      assertThat(value("nodelet_manager_watch_queued_events{resource=\"secrets\"}")).isZero();
+    }
     assertThat(value("nodelet_manager_watchers{resource=\"secrets\"}")).isZero();
 
     // the Secret's name, key and value never appear

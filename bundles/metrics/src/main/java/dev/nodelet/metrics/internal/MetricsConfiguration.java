@@ -17,8 +17,8 @@ public @interface MetricsConfiguration {
   int port() default MetricsSettings.DEFAULT_PORT;
 
   @AttributeDefinition(
-      name = "Bind address",
+      name = "Address",
       description = "IP address or host name to listen on. The loopback address by default, so that only this node"
           + " can scrape; 0.0.0.0 listens on every interface.")
-  String bind_address() default MetricsSettings.DEFAULT_ADDRESS;
+  String address() default MetricsSettings.DEFAULT_ADDRESS;
 }

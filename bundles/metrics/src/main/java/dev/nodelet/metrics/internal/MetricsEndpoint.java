@@ -100,7 +100,7 @@ public final class MetricsEndpoint {
       } catch (IOException e) {
         executor.shutdownNow();
         throw new UncheckedIOException("metrics endpoint: cannot listen on " + settings.address().getHostAddress()
-            + ":" + settings.port() + " (" + e.getMessage() + "); set port and bind.address of " + PID
+            + ":" + settings.port() + " (" + e.getMessage() + "); set port and address of " + PID
             + " to a free port on an address of this host", e);
       }
     }

@@ -19,15 +19,15 @@ record MetricsSettings(int port, InetAddress address) {
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port: must be 0 (any free port) to 65535, was " + port);
     }
-    String address = config.bind_address() == null ? "" : config.bind_address().strip();
+    String address = config.address() == null ? "" : config.address().strip();
     if (address.isEmpty()) {
-      throw new IllegalArgumentException("bind.address: must be an IP address or host name, e.g. "
+      throw new IllegalArgumentException("address: must be an IP address or host name, e.g. "
           + DEFAULT_ADDRESS + "; was empty");
     }
     try {
       return new MetricsSettings(port, InetAddress.getByName(address));
     } catch (UnknownHostException e) {
-      throw new IllegalArgumentException("bind.address: '" + address + "' is not an IP address or a known host name,"
+      throw new IllegalArgumentException("address: '" + address + "' is not an IP address or a known host name,"
           + " e.g. " + DEFAULT_ADDRESS, e);
     }
   }

@@ -94,7 +94,7 @@ class MetricsEndpointTest {
     try (ServerSocket socket = new ServerSocket(0)) {
       free = socket.getLocalPort();
     }
-    endpoint.modified(config(Map.of("port", free, "bind.address", "localhost")));
+    endpoint.modified(config(Map.of("port", free, "address", "localhost")));
     int second = endpoint.address().getPort();
     assertThat(scrape(null).statusCode()).isEqualTo(200);
     assertThat(second).isEqualTo(free);
@@ -114,8 +114,8 @@ class MetricsEndpointTest {
   void badConfigurationIsRefusedNamingTheKeyAndTheLastGoodOneStays() throws Exception {
     assertThatThrownBy(() -> new MetricsEndpoint(config(Map.of("port", 70000))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port").hasMessageContaining("70000");
-    assertThatThrownBy(() -> new MetricsEndpoint(config(Map.of("port", 0, "bind.address", "no such host.invalid"))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bind.address");
+    assertThatThrownBy(() -> new MetricsEndpoint(config(Map.of("port", 0, "address", "no such host.invalid"))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("address: ");
 
     endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
     int port = endpoint.address().getPort();

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
+import java.util.IntSummaryStatistics;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -185,7 +186,9 @@ final class WatchFeed<T extends HasMetadata> implements ObjectStore.Listener<T>,
   }
 
   WatchStatistics statistics() {
-    return new WatchStatistics(hub.watcherCount(), hub.terminatedWatchers(), hub.initialEvents());
+    IntSummaryStatistics queued = hub.queuedEvents();
+    return new WatchStatistics(hub.watcherCount(), hub.terminatedWatchers(), hub.initialEvents(), queued.getSum(),
+        queued.getCount() == 0 ? 0 : queued.getMax());
   }
 
   /** Sends due bookmarks and ends watches past their deadline, as the hub's timer does every second. */

@@ -147,16 +147,21 @@ class ManagerWatchTest {
   }
 
   @Test
-  void statisticsCountWatchersAndInitialEvents() {
+  void statisticsCountWatchersInitialEventsAndQueuedEvents() throws InterruptedException {
     manager.registerPod(pod("u1", "a"));
     manager.registerPod(pod("u2", "b"));
     manager.get("ns", "a");
     manager.get("ns", "b");
+    // the first watch holds ADDED a and ADDED b, the second the same two as initial events
     try (Watch<ConfigMap> initial = manager.watch(WatchOptions.<ConfigMap>builder().sendInitialEvents(true)
         .build())) {
-      assertThat(manager.watchStatistics()).isEqualTo(new WatchStatistics(2, 0, 2));
+      assertThat(manager.watchStatistics()).isEqualTo(new WatchStatistics(2, 0, 2, 4, 2));
+      assertThat(initial.poll(Duration.ZERO)).isNotNull();
+      assertThat(manager.watchStatistics()).isEqualTo(new WatchStatistics(2, 0, 2, 3, 2));
     }
-    assertThat(manager.watchStatistics()).isEqualTo(new WatchStatistics(1, 0, 2));
+    assertThat(manager.watchStatistics()).isEqualTo(new WatchStatistics(1, 0, 2, 2, 2));
+    assertThat(events()).hasSize(2);
+    assertThat(manager.watchStatistics()).isEqualTo(new WatchStatistics(1, 0, 2, 0, 0));
   }
 
   @Test

@@ -183,6 +183,20 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     }
   }
 
+  /**
+   * @return the events waiting for the consumer: those in the result and those in the input waiting for room in it
+   *     (initial events still to be moved are not counted)
+   */
+  int queued() {
+    lock.lock();
+    try {
+      // tail is read first: head never passes it
+      return (int) (tail - head.get()) + input.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   Instant deadline() {
     return deadline;
   }

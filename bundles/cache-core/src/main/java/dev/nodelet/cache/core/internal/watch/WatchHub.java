@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.IntSummaryStatistics;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -291,6 +292,17 @@ public final class WatchHub<T extends HasMetadata> implements FanOut<T> {
   /** @return how many initial events (current state or replayed history) watches were given */
   public long initialEvents() {
     return initialEvents.sum();
+  }
+
+  /**
+   * @return the events the open watches hold for their consumers: the sum over all watches (a count of 0 with no
+   *     watch) and the most one watch holds
+   */
+  public IntSummaryStatistics queuedEvents() {
+    IntSummaryStatistics queued = new IntSummaryStatistics();
+    // without the hub's lock, so a scrape never waits for a dispatch; each watcher's own lock is short
+    watchers.forEach(watcher -> queued.accept(watcher.queued()));
+    return queued;
   }
 
   /** @return how many watches are open */

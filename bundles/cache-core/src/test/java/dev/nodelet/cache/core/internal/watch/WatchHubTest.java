@@ -117,6 +117,28 @@ class WatchHubTest {
   }
 
   @Test
+  void queuedEventsCountTheResultAndTheInputOfEveryWatch() throws InterruptedException {
+    assertThat(hub.queuedEvents().getCount()).isZero();
+    Watch<ConfigMap> small = hub.watch(options().bufferSize(2).build());
+    Watch<ConfigMap> large = hub.watch(options().bufferSize(10).build());
+    for (int rv = 10; rv < 14; rv++) {
+      hub.put(configMap("a", rv));
+    }
+    // the small watch holds two in its result and two in its input, the large one four in its result
+    assertThat(hub.queuedEvents().getSum()).isEqualTo(8);
+    assertThat(hub.queuedEvents().getMax()).isEqualTo(4);
+
+    assertThat(drain(large)).hasSize(4);
+    assertThat(small.poll(NO_WAIT)).isNotNull();
+    assertThat(hub.queuedEvents().getSum()).isEqualTo(3);
+    assertThat(hub.queuedEvents().getMax()).isEqualTo(3);
+
+    small.close();
+    assertThat(hub.queuedEvents().getCount()).isEqualTo(1);
+    assertThat(hub.queuedEvents().getSum()).isZero();
+  }
+
+  @Test
   void rule5_3_gracefulCloseDeliversThePendingBookmark() throws InterruptedException {
     hub.put(configMap("a", 10));
     Watch<ConfigMap> watch = hub.watch(options().sendInitialEvents(true).allowBookmarks(true).bufferSize(1)
