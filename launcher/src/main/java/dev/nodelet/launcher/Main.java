@@ -209,7 +209,7 @@ public final class Main {
       out.println("Nodelet stopped");
       return 0;
     } catch (Exception e) {
-      System.err.println("nodelet: cannot start: " + e.getMessage());
+      System.err.println("nodelet: cannot start: " + describe(e));
       return 1;
     } finally {
       if (monitor != null) {
@@ -246,6 +246,15 @@ public final class Main {
   }
 
   /** The command line; see {@link #USAGE}. */
+  /** The message, and the root cause when it says more (fabric8's "An error has occurred." names nothing). */
+  static String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + root + ")";
+  }
+
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
       boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics, int healthPort,
