@@ -103,7 +103,7 @@ class Http2StreamLimitTest {
                 + "/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dcm-" + i)).build(),
             HttpResponse.BodyHandlers.ofInputStream()));
       }
-      await().atMost(Duration.ofSeconds(20)).until(() -> server.openWatches("configmaps") == limit
+      await().atMost(Duration.ofSeconds(60)).until(() -> server.openWatches("configmaps") == limit
           && watches.stream().filter(CompletableFuture::isCompletedExceptionally).count() == 1);
       CompletableFuture<HttpResponse<InputStream>> refused = watches.stream()
           .filter(CompletableFuture::isCompletedExceptionally).findFirst().orElseThrow();
@@ -132,7 +132,7 @@ class Http2StreamLimitTest {
     for (int i = 0; i < limit; i++) {
       connection.watch(1 + 2 * i, "cm-" + i);
     }
-    await().atMost(Duration.ofSeconds(20)).until(() -> server.openWatches("configmaps") == limit
+    await().atMost(Duration.ofSeconds(60)).until(() -> server.openWatches("configmaps") == limit
         && connection.answered.size() == limit);
 
     int extra = 1 + 2 * limit;
