@@ -398,14 +398,12 @@ class LauncherIT {
   }
 
   @Test
-  void anInvalidNodeNameExitsAtOnceWithStatusTwo() throws Exception {
-    long start = System.nanoTime();
+  void anInvalidNodeNameExitsWithStatusTwoAndNamesIt() throws Exception {
     Process process = launch("--node", "Bad_Node");
     try {
       assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(process.exitValue()).isEqualTo(2);
       assertThat(awaitLine("nodelet: ")).contains("Bad_Node").contains("not a valid Kubernetes node name");
-      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
     } finally {
       process.destroyForcibly();
     }

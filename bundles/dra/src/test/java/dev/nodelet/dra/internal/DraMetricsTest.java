@@ -11,19 +11,13 @@ import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.dra.runtime.ManualScheduler;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
+import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -63,18 +57,11 @@ class DraMetricsTest {
   }
 
   private String scrape() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try {
-      PrometheusTextFormatWriter.create().write(out, metrics.collect());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return out.toString(StandardCharsets.UTF_8);
+    return Scrape.text(metrics::collect);
   }
 
   private double value(String series) {
-    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
-    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+    return Scrape.value(metrics::collect, series);
   }
 
   private static Pool pool(String name, int devices) {

@@ -5,34 +5,27 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
+import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import java.io.ByteArrayOutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class KubeMetricsTest {
 
   private final KubeMetrics metrics = new KubeMetrics();
 
-  private String scrape() throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    PrometheusTextFormatWriter.create().write(out, metrics.collect());
-    return out.toString(StandardCharsets.UTF_8);
+  private String scrape() {
+    return Scrape.text(metrics::collect);
   }
 
-  private double value(String series) throws Exception {
-    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
-    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+  private double value(String series) {
+    return Scrape.value(metrics::collect, series);
   }
 
   @Test

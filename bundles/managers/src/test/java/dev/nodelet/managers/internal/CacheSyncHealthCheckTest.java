@@ -15,7 +15,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 /** The cache-sync check over a real ConfigMap manager on the watch strategy and the embedded API server. */
 class CacheSyncHealthCheckTest {
@@ -34,8 +33,8 @@ class CacheSyncHealthCheckTest {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
         .withName("settings").endMetadata().addToData("mode", "fast").build()).create();
     component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(),
-        Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class));
-    component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+        Defaults.configuration());
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
   }
 
   @AfterEach

@@ -33,7 +33,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 class ConfigMapManagerComponentTest {
 
@@ -51,8 +50,7 @@ class ConfigMapManagerComponentTest {
     ttl = TtlStoreStrategy.builder(api.client()).build();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("settings")
         .endMetadata().addToData("mode", "fast").build()).create();
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of())
-        .to(ManagerConfiguration.class);
+    ManagerConfiguration config = Defaults.configuration();
     component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(), config);
   }
 
@@ -61,10 +59,6 @@ class ConfigMapManagerComponentTest {
     component.deactivate();
     watch.close();
     ttl.close();
-  }
-
-  private static Map<String, Object> properties(String strategy, long id) {
-    return Map.of(StoreStrategy.PROPERTY, strategy, "service.id", id);
   }
 
   /** A pod that reads the ConfigMap "settings" through envFrom. */
@@ -76,8 +70,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void theDefaultTargetIsTheWatchStrategy() {
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of())
-        .to(ManagerConfiguration.class);
+    ManagerConfiguration config = Defaults.configuration();
     assertThat(config.strategy_target()).isEqualTo("(nodelet.strategy=watch)");
   }
 
@@ -92,22 +85,22 @@ class ConfigMapManagerComponentTest {
   @Test
   void registrationsSurviveEveryStrategyChange() {
     component.registerPod(pod("p", "u1"));
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
     await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 1);
     assertThatThrownBy(() -> component.getConfigMap("ns", "other"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"other\" not registered");
 
     // a new strategy.target: SCR binds the new match, then unbinds the old one
-    component.addStrategy(ttl, properties("ttl", 2));
-    component.removeStrategy(watch, properties("watch", 1));
+    component.addStrategy(ttl, Defaults.strategy("ttl", 2));
+    component.removeStrategy(watch, Defaults.strategy("watch", 1));
     assertThat(component.strategy()).isEqualTo("ttl");
     await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 0);
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
 
-    component.removeStrategy(ttl, properties("ttl", 2));
+    component.removeStrategy(ttl, Defaults.strategy("ttl", 2));
     assertThat(component.strategy()).isEqualTo("get (built-in)");
-    component.addStrategy(watch, properties("watch", 3));
+    component.addStrategy(watch, Defaults.strategy("watch", 3));
     assertThat(component.getConfigMap("ns", "settings").getData()).containsEntry("mode", "fast");
     assertThat(component.registeredPods()).containsExactly(new RegisteredPod("ns", "p", "u1", List.of("settings")));
   }
@@ -115,7 +108,7 @@ class ConfigMapManagerComponentTest {
   @Test
   void noGetFailsWhileTheStrategyChanges() throws Exception {
     component.registerPod(pod("p", "u1"));
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     AtomicBoolean running = new AtomicBoolean(true);
     CountDownLatch started = new CountDownLatch(2);
     ExecutorService getters = Executors.newFixedThreadPool(2);
@@ -135,10 +128,10 @@ class ConfigMapManagerComponentTest {
       // the swaps below must overlap the gets: on a loaded machine they could otherwise be over before one started
       assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
       for (int i = 0; i < 5; i++) {
-        component.addStrategy(ttl, properties("ttl", 10 + i));
-        component.removeStrategy(watch, properties("watch", 1));
-        component.addStrategy(watch, properties("watch", 1));
-        component.removeStrategy(ttl, properties("ttl", 10 + i));
+        component.addStrategy(ttl, Defaults.strategy("ttl", 10 + i));
+        component.removeStrategy(watch, Defaults.strategy("watch", 1));
+        component.addStrategy(watch, Defaults.strategy("watch", 1));
+        component.removeStrategy(ttl, Defaults.strategy("ttl", 10 + i));
       }
       running.set(false);
       for (Future<Integer> result : results) {
@@ -152,7 +145,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void registeringNeverWaitsForTheApiServer() {
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     // no answer can arrive during the test: the calls can only return if they do not wait for one
     api.server().delayResponses(Duration.ofHours(1));
     assertTimeoutPreemptively(Duration.ofMinutes(1), () -> {
@@ -168,7 +161,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void deactivationStopsEveryWatch() throws InterruptedException {
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     component.registerPod(pod("p", "u1"));
     component.getConfigMap("ns", "settings");
     Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build());
@@ -197,7 +190,7 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void withTheWatchStrategyAWatchSeesEveryChangeOfAReferencedObject() throws InterruptedException {
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     try (Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
       String created = api.client().configMaps().inNamespace("ns").withName("settings").get().getMetadata()
           .getResourceVersion();
@@ -215,7 +208,7 @@ class ConfigMapManagerComponentTest {
   void withTheTtlStrategyAWatchSeesWhatFetchesFind() throws InterruptedException {
     try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(api.client()).defaultTtl(Duration.ZERO).build();
         Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
-      component.addStrategy(everyGet, properties("ttl", 1));
+      component.addStrategy(everyGet, Defaults.strategy("ttl", 1));
       component.registerPod(pod("p", "u1"));
       assertThat(events.poll(Duration.ofMillis(200))).as("nothing fetched yet").isNull();
       String created = component.getConfigMap("ns", "settings").getMetadata().getResourceVersion();
@@ -228,20 +221,20 @@ class ConfigMapManagerComponentTest {
 
   @Test
   void aWatchSurvivesStrategySwaps() throws InterruptedException {
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     try (TtlStoreStrategy everyGet = TtlStoreStrategy.builder(api.client()).defaultTtl(Duration.ZERO).build();
         Watch<ConfigMap> events = component.watch(WatchOptions.<ConfigMap>builder().build())) {
       component.registerPod(pod("p", "u1"));
       assertThat(next(events)).startsWith("ADDED settings@");
 
-      component.addStrategy(everyGet, properties("ttl", 2));
-      component.removeStrategy(watch, properties("watch", 1));
+      component.addStrategy(everyGet, Defaults.strategy("ttl", 2));
+      component.removeStrategy(watch, Defaults.strategy("watch", 1));
       String fetched = update("slow");
       component.getConfigMap("ns", "settings");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + fetched);
 
-      component.addStrategy(watch, properties("watch", 3));
-      component.removeStrategy(everyGet, properties("ttl", 2));
+      component.addStrategy(watch, Defaults.strategy("watch", 3));
+      component.removeStrategy(everyGet, Defaults.strategy("ttl", 2));
       await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("configmaps", SELECTOR) == 1);
       String watched = update("fast");
       assertThat(next(events)).isEqualTo("MODIFIED settings@" + watched);

@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -26,7 +27,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 class ManagerMetricsTest {
 
@@ -44,11 +44,11 @@ class ManagerMetricsTest {
         .endMetadata().addToData("mode", "fast").build()).create();
     api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("db-password")
         .endMetadata().addToStringData("password", "hunter2").build()).create();
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
+    ManagerConfiguration config = Defaults.configuration();
     configMaps = new ConfigMapManagerComponent(api.client(), metrics, config);
     secrets = new SecretManagerComponent(api.client(), metrics, config);
-    configMaps.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
-    secrets.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+    configMaps.addStrategy(watch, Defaults.strategy("watch", 1));
+    secrets.addStrategy(watch, Defaults.strategy("watch", 1));
   }
 
   @AfterEach
@@ -60,15 +60,12 @@ class ManagerMetricsTest {
     watch.close();
   }
 
-  private String scrape() throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    PrometheusTextFormatWriter.create().write(out, metrics.collect());
-    return out.toString(StandardCharsets.UTF_8);
+  private String scrape() {
+    return Scrape.text(metrics::collect);
   }
 
-  private double value(String series) throws Exception {
-    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
-    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+  private double value(String series) {
+    return Scrape.value(metrics::collect, series);
   }
 
   private static Pod pod() {
@@ -81,10 +78,10 @@ class ManagerMetricsTest {
   @Test
   void theDefaultTimesOneGetInSixtyFour() throws Exception {
     ManagerMetrics sampled = new ManagerMetrics();
-    ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
+    ManagerConfiguration config = Defaults.configuration();
     ConfigMapManagerComponent component = new ConfigMapManagerComponent(api.client(), sampled, config);
     try {
-      component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+      component.addStrategy(watch, Defaults.strategy("watch", 1));
       component.registerPod(pod());
       component.get("ns", "settings");
       for (int i = 0; i < 64_000; i++) {

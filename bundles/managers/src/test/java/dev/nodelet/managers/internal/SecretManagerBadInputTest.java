@@ -14,12 +14,10 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 /** The Secret manager component on the watch strategy: a malformed pod never costs a watch or a registration. */
 class SecretManagerBadInputTest {
@@ -37,9 +35,8 @@ class SecretManagerBadInputTest {
     api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("token")
         .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
-        Converters.standardConverter().convert(Map.of())
-        .to(ManagerConfiguration.class));
-    component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
+        Defaults.configuration());
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
   }
 
   @AfterEach

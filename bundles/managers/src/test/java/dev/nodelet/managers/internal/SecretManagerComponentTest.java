@@ -24,7 +24,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 class SecretManagerComponentTest {
 
@@ -43,8 +42,7 @@ class SecretManagerComponentTest {
           .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     }
     component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
-        Converters.standardConverter().convert(Map.of())
-        .to(ManagerConfiguration.class));
+        Defaults.configuration());
   }
 
   @AfterEach
@@ -52,10 +50,6 @@ class SecretManagerComponentTest {
     component.deactivate();
     watch.close();
     ttl.close();
-  }
-
-  private static Map<String, Object> properties(String strategy, long id) {
-    return Map.of(StoreStrategy.PROPERTY, strategy, "service.id", id);
   }
 
   /** A pod with an image pull secret and a secret volume, and a ConfigMap volume the secret manager ignores. */
@@ -69,20 +63,20 @@ class SecretManagerComponentTest {
 
   @Test
   void registersTheSecretNamesOfAPodAndKeepsThemAcrossStrategies() {
-    assertThat(Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class)
+    assertThat(Defaults.configuration()
         .strategy_target()).isEqualTo("(nodelet.strategy=watch)");
     component.registerPod(pod());
     assertThat(component.registeredPods())
         .containsExactly(new RegisteredPod("ns", "p", "u1", List.of("pull", "token")));
     assertThat(component.strategy()).isEqualTo("get (built-in)");
 
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     assertThat(component.getSecret("ns", "token").getData()).containsEntry("password", "aHVudGVyMg==");
     assertThatThrownBy(() -> component.getSecret("ns", "settings"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"settings\" not registered");
 
-    component.addStrategy(ttl, properties("ttl", 2));
-    component.removeStrategy(watch, properties("watch", 1));
+    component.addStrategy(ttl, Defaults.strategy("ttl", 2));
+    component.removeStrategy(watch, Defaults.strategy("watch", 1));
     await().atMost(Duration.ofSeconds(30)).until(() -> api.server().openWatches("secrets") == 0);
     assertThat(component.getSecret("ns", "pull").getData()).containsKey("password");
 
@@ -93,7 +87,7 @@ class SecretManagerComponentTest {
 
   @Test
   void aWatchSeesTheReferencedSecretsAndEndsOnDeactivation() throws InterruptedException {
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     Watch<Secret> events = component.watch(WatchOptions.<Secret>builder()
         .field(WatchOptions.FIELD_NAME, "token").build());
     component.registerPod(pod());
@@ -115,7 +109,7 @@ class SecretManagerComponentTest {
 
   @Test
   void deactivationStopsEveryWatch() {
-    component.addStrategy(watch, properties("watch", 1));
+    component.addStrategy(watch, Defaults.strategy("watch", 1));
     component.registerPod(pod());
     component.getSecret("ns", "token");
     component.deactivate();

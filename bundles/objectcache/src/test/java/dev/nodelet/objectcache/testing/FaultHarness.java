@@ -1,6 +1,7 @@
 package dev.nodelet.objectcache.testing;
 
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.nodelet.objectcache.ObjectManager;
@@ -118,13 +119,36 @@ public final class FaultHarness implements AutoCloseable {
   }
 
   /**
-   * Registers pods 0 to {@code count - 1} with {@code manager}; the first call before them loads the classes. Calls
-   * that never wait for the network finish well within {@code noWaiting}; a registration that waited for a fetch or
-   * a client's retries would not.
+   * What {@link #unreachableUntilItAppears} measured.
    *
-   * @return the nanoseconds of all the calls and of the slowest one
+   * @param registeringNanos all the {@code registerPod} calls
+   * @param slowestNanos the slowest of them
+   * @param failedAfterMillis how long each failing get took
+   * @param message the last failing get's message
+   * @param recoveredMillis from the server's start to every get succeeding
+   * @param afterCreatedMillis from the last object's creation to every get succeeding
    */
-  public long[] registerAll(ObjectManager<ConfigMap> manager, Duration noWaiting) {
+  public record Outage(long registeringNanos, long slowestNanos, List<Long> failedAfterMillis, String message,
+      long recoveredMillis, long afterCreatedMillis) {
+
+    @Override
+    public String toString() {
+      return "the registerPod calls took " + TimeUnit.NANOSECONDS.toMillis(registeringNanos) + " ms in all (slowest "
+          + TimeUnit.NANOSECONDS.toMicros(slowestNanos) + " µs); gets failed after " + failedAfterMillis
+          + " ms with \"" + message + "\"; every get succeeded " + recoveredMillis + " ms after the API server "
+          + "appeared (" + afterCreatedMillis + " ms after the last object was created)";
+    }
+  }
+
+  /**
+   * With nothing listening on {@code port}, which {@code manager}'s client uses: registers pods 0 to
+   * {@code count - 1} (after one that loads the classes), gets three of their objects, hands each failure to
+   * {@code check} with the name asked for, then starts the API server there, creates the objects and waits until
+   * every get succeeds. The registrations together, and each failing get, must finish within {@code noWaiting}: a
+   * call that waited for a fetch or for a client's retries would not.
+   */
+  public Outage unreachableUntilItAppears(ObjectManager<ConfigMap> manager, int port, Duration noWaiting,
+      Duration wait, BiConsumer<String, Throwable> check) {
     manager.registerPod(pod(count));
     long[] slowest = new long[1];
     long started = System.nanoTime();
@@ -135,26 +159,27 @@ public final class FaultHarness implements AutoCloseable {
         slowest[0] = Math.max(slowest[0], System.nanoTime() - call);
       }
     });
-    return new long[] {System.nanoTime() - started, slowest[0]};
-  }
+    long registering = System.nanoTime() - started;
 
-  /**
-   * Gets three registered objects that cannot be fetched, each within {@code noWaiting}, and hands each failure to
-   * {@code check} with the name asked for.
-   *
-   * @return the milliseconds each get took to fail
-   */
-  public List<Long> failingGets(ObjectManager<ConfigMap> manager, Duration noWaiting,
-      BiConsumer<String, Throwable> check) {
     List<Long> failedAfter = new ArrayList<>();
+    String message = null;
     for (int i = 0; i < 3; i++) {
       String name = name(i * (count / 4));
       long get = System.nanoTime();
       Throwable failure = assertTimeoutPreemptively(noWaiting, () -> catchThrowable(() -> manager.get(NS, name)));
       failedAfter.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - get));
       check.accept(name, failure);
+      message = failure.getMessage();
     }
-    return failedAfter;
+
+    startServer(EmbeddedApiServer.builder().port(port));
+    long appeared = System.nanoTime();
+    createAll();
+    long created = System.nanoTime();
+    await().atMost(wait).until(() -> allSucceed(manager::get));
+    long done = System.nanoTime();
+    return new Outage(registering, slowest[0], failedAfter, message, TimeUnit.NANOSECONDS.toMillis(done - appeared),
+        TimeUnit.NANOSECONDS.toMillis(done - created));
   }
 
   /** Pod {@code i}, on node-1, referencing ConfigMap {@code i} in a volume. */

@@ -7,16 +7,10 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.testing.apiserver.Verb;
+import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -30,18 +24,11 @@ class WatchStoreMetricsTest {
   private final WatchStoreMetrics metrics = new WatchStoreMetrics();
 
   private String scrape() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try {
-      PrometheusTextFormatWriter.create().write(out, metrics.collect());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return out.toString(StandardCharsets.UTF_8);
+    return Scrape.text(metrics::collect);
   }
 
   private double value(String series) {
-    Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape());
-    return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+    return Scrape.value(metrics::collect, series);
   }
 
   private void update(String value) {

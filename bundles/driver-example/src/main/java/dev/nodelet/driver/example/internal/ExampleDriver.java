@@ -1,5 +1,6 @@
 package dev.nodelet.driver.example.internal;
 
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.Pool;
@@ -63,11 +64,11 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
 
   private final String driverName;
   private final Set<SnapshotListener> listeners = new CopyOnWriteArraySet<>();
-  private volatile List<Pool> pools;
+  private final LastGoodConfiguration<ExampleDriverConfiguration, Snapshot> configuration;
   private final Map<String, List<PreparedDevice>> prepared = new ConcurrentHashMap<>(); // by claim UID
   private final GaugeWithCallback devices = GaugeWithCallback.builder().name("nodelet_example_driver_devices")
       .help("Devices of the example driver's pool.").labelNames("driver")
-      .callback(callback -> callback.call(pools.get(0).devices().size(), driverName())).build();
+      .callback(callback -> callback.call(current().pools().get(0).devices().size(), driverName())).build();
   private final GaugeWithCallback preparedClaims = GaugeWithCallback.builder()
       .name("nodelet_example_driver_prepared_claims").help("Claims the example driver holds prepared.")
       .labelNames("driver").callback(callback -> callback.call(prepared.size(), driverName())).build();
@@ -77,32 +78,19 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
    */
   @Activate
   public ExampleDriver(ExampleDriverConfiguration config) {
-    try {
-      this.driverName = config.driver_name();
-      this.pools = pools(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} is invalid, the example driver does not start: {}", PID, e.getMessage());
-      throw e;
-    }
+    this.driverName = config.driver_name();
+    this.configuration = LastGoodConfiguration.activate(PID, "the example driver " + driverName, config,
+        this::pools);
   }
 
   /** Publishes a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(ExampleDriverConfiguration config) {
-    List<Pool> changed;
-    try {
-      if (!driverName.equals(config.driver_name())) {
-        throw new IllegalArgumentException("driver.name: cannot change from \"" + driverName + "\" to \""
-            + config.driver_name() + "\"; create a new configuration instead");
-      }
-      changed = pools(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} of driver {} refused, its last good snapshot stays published: {}", PID, driverName,
-          e.getMessage());
-      return;
-    }
-    pools = changed;
-    listeners.forEach(l -> l.onSnapshot(changed));
+    configuration.offer(config).ifPresent(changed -> listeners.forEach(l -> l.onSnapshot(changed.pools())));
+  }
+
+  private Snapshot current() {
+    return configuration.current();
   }
 
   /** Its metrics come and go with the driver, and with its bundle. */
@@ -120,7 +108,7 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
   @Override
   public Subscription subscribe(SnapshotListener listener) {
     listeners.add(listener);
-    listener.onSnapshot(pools);
+    listener.onSnapshot(current().pools());
     return () -> listeners.remove(listener);
   }
 
@@ -132,7 +120,7 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
   /** Prepares the devices of its pool that the claims were allocated; a device it does not have fails the claim. */
   @Override
   public Map<String, PrepareResult> prepare(List<ClaimRef> claims) {
-    Pool pool = pools.get(0);
+    Pool pool = current().pools().get(0);
     Set<String> names = new java.util.HashSet<>();
     pool.devices().forEach(d -> names.add(d.getName()));
     Map<String, PrepareResult> results = new HashMap<>();
@@ -164,7 +152,20 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
     return Map.of();
   }
 
-  private static List<Pool> pools(ExampleDriverConfiguration config) {
+  /** What a configuration publishes; its text, for the log, names the pool and counts the devices. */
+  record Snapshot(List<Pool> pools) {
+    @Override
+    public String toString() {
+      return "pool " + pools.get(0).name() + " with " + pools.get(0).devices().size() + " devices";
+    }
+  }
+
+  /** @throws IllegalArgumentException naming the key that is wrong and why */
+  private Snapshot pools(ExampleDriverConfiguration config) {
+    if (!driverName.equals(config.driver_name())) {
+      throw new IllegalArgumentException("driver.name: cannot change from \"" + driverName + "\" to \""
+          + config.driver_name() + "\"; create a new configuration instead");
+    }
     int count;
     try {
       count = config.device_count();
@@ -187,7 +188,7 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
         .mapToObj(i -> new DeviceBuilder().withName("dev-" + i).withAttributes(attributes).withCapacity(capacity)
             .build())
         .toList();
-    return List.of(new Pool(config.pool(), devices));
+    return new Snapshot(List.of(new Pool(config.pool(), devices)));
   }
 
   private static Quantity quantity(String name, String value) {

@@ -23,7 +23,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.net.InetAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -132,27 +131,14 @@ class TtlApiServerFaultsTest {
     KubernetesClient client = faults.nodeletClient(port);
     SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
     manager.useStrategy("ttl", strategy(client));
-    long[] registering = faults.registerAll(manager, NO_WAITING);
-    String[] message = new String[1];
-    List<Long> failedAfter = faults.failingGets(manager, NO_WAITING, (name, failure) -> {
-      // nothing cached: the first attempt's error is the answer, naming the object and why (fabric8's own message
-      // is "An error has occurred.")
-      assertThat(failure).isInstanceOf(KubernetesClientException.class)
-          .hasMessageStartingWith("cannot get configmaps \"" + NS + "\"/\"" + name + "\": the API server is "
-              + "unreachable (java.net.ConnectException");
-      message[0] = failure.getMessage();
-    });
-
-    faults.startServer(EmbeddedApiServer.builder().port(port));
-    long appeared = System.nanoTime();
-    faults.createAll();
-    long created = System.nanoTime();
-    await().atMost(WAIT).until(() -> faults.allSucceed(manager::get));
-    long recovered = millisSince(appeared);
-    long afterCreated = millisSince(created);
-    LOG.info("TTL store, API server unreachable: {} registerPod calls took {} ms in all (slowest {} µs); gets failed "
-        + "after {} ms with \"{}\"; every get succeeded {} ms after the API server appeared ({} ms after the last "
-        + "object was created)", OBJECTS, TimeUnit.NANOSECONDS.toMillis(registering[0]),
-        TimeUnit.NANOSECONDS.toMicros(registering[1]), failedAfter, message[0], recovered, afterCreated);
+    FaultHarness.Outage outage = faults.unreachableUntilItAppears(manager, port, NO_WAITING, WAIT,
+        (name, failure) -> {
+          // nothing cached: the first attempt's error is the answer, naming the object and why (fabric8's own message
+          // is "An error has occurred.")
+          assertThat(failure).isInstanceOf(KubernetesClientException.class)
+              .hasMessageStartingWith("cannot get configmaps \"" + NS + "\"/\"" + name + "\": the API server is "
+                  + "unreachable (java.net.ConnectException");
+        });
+    LOG.info("TTL store, API server unreachable, {} objects: {}", OBJECTS, outage);
   }
 }

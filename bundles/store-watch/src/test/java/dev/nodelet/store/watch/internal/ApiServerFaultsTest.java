@@ -206,30 +206,18 @@ class ApiServerFaultsTest {
     KubernetesClient client = faults.nodeletClient(port);
     SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
     manager.useStrategy("watch", strategy(client));
-    long[] registering = faults.registerAll(manager, NO_WAITING);
-    String[] message = new String[1];
-    List<Long> failedAfter = faults.failingGets(manager, NO_WAITING, (name, failure) -> {
-      // a get waits out the sync bound (1 s), not a client's retries, and fails with the first attempt's error
-      assertThat(failure).isInstanceOf(CacheSyncException.class)
-          .hasMessageStartingWith("failed to sync configmaps cache: timed out waiting for the condition (configmaps "
-              + "\"" + NS + "\"/\"" + name + "\": the API server is unreachable (java.net.ConnectException");
-      message[0] = failure.getMessage();
-    });
-    assertThat(failedAfter).allSatisfy(ms -> assertThat(ms).isGreaterThanOrEqualTo(1_000L));
-
-    startServer(EmbeddedApiServer.builder().port(port));
-    long appeared = System.nanoTime();
-    faults.createAll();
-    long created = System.nanoTime();
-    await().atMost(WAIT).until(() -> faults.allSucceed(manager::get));
-    long recovered = millisSince(appeared);
-    long afterCreated = millisSince(created);
-    LOG.info("API server unreachable: {} registerPod calls took {} ms in all (slowest {} µs); gets failed after {} "
-        + "ms with \"{}\"; every get succeeded {} ms after the API server appeared ({} ms after the last object was "
-        + "created)", OBJECTS, TimeUnit.NANOSECONDS.toMillis(registering[0]), TimeUnit.NANOSECONDS.toMicros(registering[1]),
-        failedAfter, message[0], recovered, afterCreated);
+    FaultHarness.Outage outage = faults.unreachableUntilItAppears(manager, port, NO_WAITING, WAIT,
+        (name, failure) -> {
+          // a get waits out the sync bound (1 s), not a client's retries, and fails with the first attempt's error
+          assertThat(failure).isInstanceOf(CacheSyncException.class)
+              .hasMessageStartingWith("failed to sync configmaps cache: timed out waiting for the condition "
+                  + "(configmaps \"" + NS + "\"/\"" + name + "\": the API server is unreachable "
+                  + "(java.net.ConnectException");
+        });
+    LOG.info("Watch store, API server unreachable, {} objects: {}", OBJECTS, outage);
+    assertThat(outage.failedAfterMillis()).allSatisfy(ms -> assertThat(ms).isGreaterThanOrEqualTo(1_000L));
     // and the warm-up pod's object, which does not exist, is watched too
-    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == OBJECTS + 1);
+    await().atMost(WAIT).until(() -> faults.server().openWatches("configmaps") == OBJECTS + 1);
   }
 
   private long awaitWatches(long sinceNanos) {
