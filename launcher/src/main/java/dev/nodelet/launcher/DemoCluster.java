@@ -7,7 +7,9 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import java.time.Duration;
 import java.util.List;
@@ -31,7 +33,7 @@ final class DemoCluster {
   }
 
   static void seed(EmbeddedApiServer server, String nodeName) {
-    try (KubernetesClient client = server.newClient()) {
+    try (KubernetesClient client = client(server)) {
       create(client, new NodeBuilder().withNewMetadata().withName(nodeName)
           .addToAnnotations("node.alpha.kubernetes.io/ttl", "0").endMetadata().build());
       create(client, new NodeBuilder().withNewMetadata().withName("other-node").endMetadata().build());
@@ -68,7 +70,7 @@ final class DemoCluster {
 
   /** One line: what the demo world holds for this node. */
   static String summary(EmbeddedApiServer server, String nodeName) {
-    try (KubernetesClient client = server.newClient()) {
+    try (KubernetesClient client = client(server)) {
       List<Pod> pods = client.pods().inAnyNamespace().withField("spec.nodeName", nodeName).list().getItems();
       return "demo: node " + nodeName + " with " + pods.size() + " pods ("
           + String.join(", ", pods.stream().map(p -> p.getMetadata().getName()).toList()) + "); "
@@ -85,7 +87,7 @@ final class DemoCluster {
 
   /** Waits for the example driver's devices to be published as this node's ResourceSlices; one line. */
   static String awaitSlices(EmbeddedApiServer server, String nodeName, Duration timeout) {
-    try (KubernetesClient client = server.newClient()) {
+    try (KubernetesClient client = client(server)) {
       long deadline = System.nanoTime() + timeout.toNanos();
       List<ResourceSlice> slices;
       do {
@@ -114,6 +116,15 @@ final class DemoCluster {
   private static HasMetadata secret(String name) {
     return new SecretBuilder().withNewMetadata().withName(name).withNamespace(NAMESPACE).endMetadata()
         .addToStringData("password", "demo-placeholder").build();
+  }
+
+  /**
+   * A client of the demo's server. The first request of the JVM sets up TLS and HTTP/2 on both sides, which can take
+   * more than fabric8's 10 s request timeout on a busy machine; the demo would rather wait than not start.
+   */
+  private static KubernetesClient client(EmbeddedApiServer server) {
+    return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.clientConfig())
+        .withConnectionTimeout(60_000).withRequestTimeout(60_000).build()).build();
   }
 
   private static void create(KubernetesClient client, HasMetadata object) {

@@ -97,10 +97,11 @@ public final class Main {
         // when it refreshes, so a rotated token is picked up
         where = "the cluster of this pod (service account)";
       } else if (options.kubeconfig() == null) {
-        server = EmbeddedApiServer.builder().port(options.apiPort()).build().start();
+        // HTTPS with HTTP/2 as a cluster serves it; Nodelet reads the kubeconfig that kubectl uses, CA and token
+        server = EmbeddedApiServer.builder().tls().port(options.apiPort()).build().start();
         Path kubeconfig = server.writeKubeconfig(options.workDir().resolve("kubeconfig"));
         DemoCluster.seed(server, options.nodeName());
-        kube.put("master.url", server.url());
+        kube.put("kubeconfig.path", kubeconfig.toAbsolutePath().toString());
         // external DRA drivers register their sockets here; private to this user, as nodelet-dra-grpc requires
         registry = Files.createDirectories(options.workDir().toAbsolutePath().resolve("plugins_registry"),
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
@@ -208,7 +209,7 @@ public final class Main {
       out.println("Nodelet stopped");
       return 0;
     } catch (Exception e) {
-      System.err.println("nodelet: cannot start: " + e.getMessage());
+      System.err.println("nodelet: cannot start: " + describe(e));
       return 1;
     } finally {
       if (monitor != null) {
@@ -245,6 +246,15 @@ public final class Main {
   }
 
   /** The command line; see {@link #USAGE}. */
+  /** The message, and the root cause when it says more (fabric8's "An error has occurred." names nothing). */
+  static String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + root + ")";
+  }
+
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
       boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics, int healthPort,

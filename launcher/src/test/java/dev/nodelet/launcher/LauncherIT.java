@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -136,9 +137,15 @@ class LauncherIT {
   void startsOnTheEmbeddedApiServerAndStopsCleanlyOnSigterm() throws Exception {
     Process process = launch();
     try {
-      assertThat(awaitLine("Embedded Kubernetes API server listening on")).contains("http://127.0.0.1:");
+      assertThat(awaitLine("Embedded Kubernetes API server listening on")).contains("https://127.0.0.1:");
       String ready = awaitLine(Main.READY);
-      assertThat(ready).contains("node nodelet-demo").contains("(embedded)");
+      assertThat(ready).contains("node nodelet-demo on https://127.0.0.1:").contains("(embedded)");
+      // the kubeconfig Nodelet itself reads: the server's CA, never an insecure skip of verification
+      Path kubeconfig = dir.resolve("work").resolve("kubeconfig");
+      assertThat(Files.readString(kubeconfig)).contains("server: https://127.0.0.1:", "certificate-authority-data: ")
+          .doesNotContain("insecure");
+      assertThat(Files.getPosixFilePermissions(kubeconfig)).containsExactlyInAnyOrder(
+          PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
       String bundles = awaitLine("  bundles:");
       assertThat(bundles).contains("KubernetesClient").contains("NodeIdentity").contains("node UID");
       assertThat(awaitLine("  demo:")).contains("2 pods (web, worker)");
@@ -411,7 +418,8 @@ class LauncherIT {
       Files.writeString(file, "request.timeout=12345\nexample.token=s3cr3t-value\n");
       String effective = awaitLine(line -> line.startsWith("nodelet: configuration dev.nodelet.kube:")
           && line.contains("request.timeout=12345"), "with the override");
-      assertThat(effective).contains("master.url=http://127.0.0.1:").contains("node.name=nodelet-demo")
+      assertThat(effective).contains("kubeconfig.path=" + dir.resolve("work").resolve("kubeconfig").toAbsolutePath())
+          .contains("node.name=nodelet-demo")
           .contains("example.token=***");
       awaitLine(line -> line.contains("Kubernetes client registered") && line.contains("request timeout 12345 ms")
           && line.contains("node nodelet-demo"), "of the client with the override");

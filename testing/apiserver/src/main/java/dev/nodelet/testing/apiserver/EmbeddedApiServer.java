@@ -16,6 +16,8 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
@@ -194,7 +196,12 @@ public final class EmbeddedApiServer implements AutoCloseable {
         "");
     try {
       Files.createDirectories(file.toAbsolutePath().getParent());
-      return Files.writeString(file, yaml);
+      Files.writeString(file, yaml);
+      if (Files.getFileStore(file).supportsFileAttributeView(PosixFileAttributeView.class)) {
+        // it may hold a token: readable by its owner only, as kubectl writes kubeconfigs
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+      }
+      return file;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write kubeconfig " + file, e);
     }

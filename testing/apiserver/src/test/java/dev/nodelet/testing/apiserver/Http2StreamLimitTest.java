@@ -1,20 +1,29 @@
 package dev.nodelet.testing.apiserver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLParameters;
@@ -25,8 +34,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The HTTP/2 stream limit, seen on the wire: a client that ignores the server's {@code SETTINGS_MAX_CONCURRENT_STREAMS}
  * opens 101 watches on one connection and the server refuses the 101st with {@code RST_STREAM(REFUSED_STREAM)}
- * (RFC 9113 §5.1.2), as a kube-apiserver does. Ordinary clients never get there; they queue or open another
- * connection, which is what the stream limit makes them do. The frames are written by hand because every HTTP/2
+ * (RFC 9113 §5.1.2), as a kube-apiserver does. Ordinary clients never get there: they queue, open another
+ * connection, or (the JDK's client) fail the request themselves. The frames are written by hand because every HTTP/2
  * library keeps its client within the limit.
  */
 class Http2StreamLimitTest {
@@ -78,6 +87,43 @@ class Http2StreamLimitTest {
     }
   }
 
+  @Test
+  void theJdkHttpClientKeepsToTheLimitAndFailsTheStreamBeyondIt() throws Exception {
+    // the transport of fabric8's JDK HTTP client: one connection per server, whatever the number of streams
+    server = EmbeddedApiServer.builder().tls().build().start();
+    HttpClient client = HttpClient.newBuilder().sslContext(ApiServerTlsTest.trusting(server)).build();
+    int limit = EmbeddedApiServer.MAX_CONCURRENT_STREAMS;
+    List<CompletableFuture<HttpResponse<InputStream>>> watches = new ArrayList<>();
+    // one request first, as a client's discovery: requests sent before its connection exists each open their own
+    assertThat(client.send(HttpRequest.newBuilder(URI.create(server.url() + "/version")).build(),
+        HttpResponse.BodyHandlers.ofString()).version()).isEqualTo(HttpClient.Version.HTTP_2);
+    try {
+      for (int i = 0; i <= limit; i++) {
+        watches.add(client.sendAsync(HttpRequest.newBuilder(URI.create(server.url()
+                + "/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dcm-" + i)).build(),
+            HttpResponse.BodyHandlers.ofInputStream()));
+      }
+      await().atMost(Duration.ofSeconds(60)).until(() -> server.openWatches("configmaps") == limit
+          && watches.stream().filter(CompletableFuture::isCompletedExceptionally).count() == 1);
+      CompletableFuture<HttpResponse<InputStream>> refused = watches.stream()
+          .filter(CompletableFuture::isCompletedExceptionally).findFirst().orElseThrow();
+      assertThatThrownBy(refused::join).hasRootCauseInstanceOf(IOException.class)
+          .hasRootCauseMessage("too many concurrent streams");
+      assertThat(server.openConnections()).isEqualTo(1);
+      assertThat(server.requestsByProtocol()).containsExactly(Map.entry("h2", limit + 1L));
+    } finally {
+      watches.forEach(w -> w.thenAccept(response -> close(response.body())));
+    }
+  }
+
+  private static void close(InputStream body) {
+    try {
+      body.close();
+    } catch (IOException e) {
+      // the server is going away anyway
+    }
+  }
+
   private void exceedTheLimit(Connection connection) throws Exception {
     assertThat(connection.serverSettings).containsEntry(SETTINGS_MAX_CONCURRENT_STREAMS,
         (long) EmbeddedApiServer.MAX_CONCURRENT_STREAMS);
@@ -86,7 +132,7 @@ class Http2StreamLimitTest {
     for (int i = 0; i < limit; i++) {
       connection.watch(1 + 2 * i, "cm-" + i);
     }
-    await().atMost(Duration.ofSeconds(20)).until(() -> server.openWatches("configmaps") == limit
+    await().atMost(Duration.ofSeconds(60)).until(() -> server.openWatches("configmaps") == limit
         && connection.answered.size() == limit);
 
     int extra = 1 + 2 * limit;
