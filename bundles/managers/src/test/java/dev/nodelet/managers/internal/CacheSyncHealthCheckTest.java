@@ -33,7 +33,7 @@ class CacheSyncHealthCheckTest {
     watch = WatchStoreStrategy.builder(api.client()).build();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
         .withName("settings").endMetadata().addToData("mode", "fast").build()).create();
-    component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(),
+    component = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(),
         Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class));
     component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));
   }

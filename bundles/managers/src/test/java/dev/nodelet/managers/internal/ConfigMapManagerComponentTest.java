@@ -53,7 +53,7 @@ class ConfigMapManagerComponentTest {
         .endMetadata().addToData("mode", "fast").build()).create();
     ManagerConfiguration config = Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class);
-    component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(), config);
+    component = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(), config);
   }
 
   @AfterEach

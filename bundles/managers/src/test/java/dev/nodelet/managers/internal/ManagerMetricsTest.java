@@ -3,6 +3,7 @@ package dev.nodelet.managers.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.cache.core.ManagerMetrics;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.StoreStrategy;
@@ -32,7 +33,7 @@ class ManagerMetricsTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
-  private final ManagerMetrics metrics = new ManagerMetrics(1);
+  private final ManagerMetricsService metrics = new ManagerMetricsService(new ManagerMetrics(1));
   private WatchStoreStrategy watch;
   private ConfigMapManagerComponent configMaps;
   private SecretManagerComponent secrets;
@@ -80,7 +81,7 @@ class ManagerMetricsTest {
 
   @Test
   void theDefaultTimesOneGetInSixtyFour() throws Exception {
-    ManagerMetrics sampled = new ManagerMetrics();
+    ManagerMetricsService sampled = new ManagerMetricsService();
     ManagerConfiguration config = Converters.standardConverter().convert(Map.of()).to(ManagerConfiguration.class);
     ConfigMapManagerComponent component = new ConfigMapManagerComponent(api.client(), sampled, config);
     try {

@@ -36,7 +36,7 @@ class SecretManagerBadInputTest {
     watch = WatchStoreStrategy.builder(api.client()).build();
     api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("token")
         .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
-    component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
+    component = new SecretManagerComponent(api.client(), new ManagerMetricsService(),
         Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class));
     component.addStrategy(watch, Map.of(StoreStrategy.PROPERTY, "watch", "service.id", 1L));

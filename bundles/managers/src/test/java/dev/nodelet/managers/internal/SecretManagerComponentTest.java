@@ -42,7 +42,7 @@ class SecretManagerComponentTest {
       api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName(name)
           .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     }
-    component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
+    component = new SecretManagerComponent(api.client(), new ManagerMetricsService(),
         Converters.standardConverter().convert(Map.of())
         .to(ManagerConfiguration.class));
   }
