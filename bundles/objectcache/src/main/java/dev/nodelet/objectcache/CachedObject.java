@@ -11,7 +11,8 @@ import java.util.Optional;
  * @param name the object's name
  * @param strategy the name of the strategy whose store keeps it
  * @param state what the store does about it; empty if the store does not tell
- * @param references how many registered pods reference it
+ * @param references how many registered pods reference it; for an object that only pods of a previous run
+ *     reference ({@link ObjectStore#restoredObjects()}, state {@link ObjectState#FROM_DISK}), how many of those
  * @param lastAccess when a get last asked for it, as the store tells (to its precision); empty if never, or if the
  *     store does not tell
  */

@@ -18,12 +18,15 @@ import java.util.Optional;
  * @param seen when Nodelet first observed this resource version; empty if not observed
  * @param strategy the name of the strategy whose store serves it
  * @param staleReason why the copy served may be out of date (the store's sync fails, its TTL expired, its watch is
- *     down or stopped); empty if the store keeps it fresh
+ *     down or stopped, it is served from disk); empty if the store keeps it fresh
+ * @param state what the store does about it; {@link ObjectState#FROM_DISK} when the copy served is the one a previous
+ *     run stored on disk (then {@code uid} and {@code resourceVersion} are that copy's, {@code seen} is empty and
+ *     {@code staleReason} says why the API server has not replaced it); empty if the store does not tell
  * @since 3.0
  */
 public record ObjectReceipt(String resource, String namespace, String name, Optional<String> uid,
     Optional<String> resourceVersion, Optional<Instant> lastChanged, Optional<Instant> seen, String strategy,
-    Optional<String> staleReason) {
+    Optional<String> staleReason, Optional<ObjectState> state) {
 
   /** Checks that nothing is {@code null}. */
   public ObjectReceipt {
@@ -36,6 +39,28 @@ public record ObjectReceipt(String resource, String namespace, String name, Opti
     Objects.requireNonNull(seen, "seen");
     Objects.requireNonNull(strategy, "strategy");
     Objects.requireNonNull(staleReason, "staleReason");
+    Objects.requireNonNull(state, "state");
+  }
+
+  /**
+   * A receipt whose store does not tell its state.
+   *
+   * @since 3.0
+   */
+  public ObjectReceipt(String resource, String namespace, String name, Optional<String> uid,
+      Optional<String> resourceVersion, Optional<Instant> lastChanged, Optional<Instant> seen, String strategy,
+      Optional<String> staleReason) {
+    this(resource, namespace, name, uid, resourceVersion, lastChanged, seen, strategy, staleReason,
+        Optional.empty());
+  }
+
+  /**
+   * @return true if the copy served is the one a previous run stored on disk, not yet confirmed or replaced by the
+   *     API server
+   * @since 3.1
+   */
+  public boolean fromDisk() {
+    return state.filter(ObjectState.FROM_DISK::equals).isPresent();
   }
 
   /** @return true if the copy served may be out of date ({@link #staleReason()} says why) */

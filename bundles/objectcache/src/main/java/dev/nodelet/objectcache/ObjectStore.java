@@ -2,6 +2,8 @@ package dev.nodelet.objectcache;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import org.osgi.annotation.versioning.ConsumerType;
 import org.osgi.annotation.versioning.ProviderType;
@@ -93,6 +95,49 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
    */
   default Optional<String> staleness(String namespace, String name) {
     return Optional.empty();
+  }
+
+  /**
+   * The objects this store serves that only pods of a previous run reference: read back from disk (see
+   * {@link ObjectState#FROM_DISK}), and no pod registered since references them. They are served, so listings show
+   * them next to the objects that registered pods reference. Never blocks on the network.
+   *
+   * @return the objects, in no particular order; empty if none, or if the store keeps nothing on disk
+   * @since 3.1
+   */
+  default List<Restored> restoredObjects() {
+    return List.of();
+  }
+
+  /**
+   * The copy of one registered object that this store serves from disk: stored by a previous run, not confirmed or
+   * replaced by the API server yet (its state is {@link ObjectState#FROM_DISK}). For receipts, which take its UID
+   * and resource version from it. Never blocks on the network.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return the copy, which callers must not modify nor show; empty if the store serves no copy from disk for it
+   * @since 3.1
+   */
+  default Optional<T> diskCopy(String namespace, String name) {
+    return Optional.empty();
+  }
+
+  /**
+   * An object that only pods of a previous run reference (see {@link #restoredObjects()}).
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @param pods how many pods of the previous run referenced it
+   * @since 3.1
+   */
+  record Restored(String namespace, String name, int pods) {
+
+    /** Checks that nothing is {@code null}. */
+    public Restored {
+      Objects.requireNonNull(namespace, "namespace");
+      Objects.requireNonNull(name, "name");
+    }
   }
 
   /**

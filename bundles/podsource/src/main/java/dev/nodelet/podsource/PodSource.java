@@ -1,13 +1,12 @@
 package dev.nodelet.podsource;
 
+import dev.nodelet.kube.watch.Reflector;
+import dev.nodelet.kube.watch.ReflectorListener;
+import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.podsource.internal.ListenerQueue;
 import dev.nodelet.podsource.internal.PodKey;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import java.net.URL;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,17 +38,17 @@ public final class PodSource implements AutoCloseable {
   private static final long IDLE_THREAD_SECONDS = 30;
   private static final long CLOSE_WAIT_SECONDS = 5;
 
-  private final KubernetesClient client;
+  private final Reflectors reflectors;
   private final String nodeName;
   private final ThreadPoolExecutor executor;
 
   // guarded by this
   private final Map<PodKey, Pod> pods = new LinkedHashMap<>();
   private final Map<PodListener, ListenerQueue> listeners = new IdentityHashMap<>();
-  private SharedIndexInformer<Pod> informer;
+  private Reflector<Pod> reflector;
 
-  private PodSource(KubernetesClient client, String nodeName, int threads) {
-    this.client = client;
+  private PodSource(Reflectors reflectors, String nodeName, int threads) {
+    this.reflectors = reflectors;
     this.nodeName = nodeName;
     this.executor = new ThreadPoolExecutor(threads, threads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(), threadFactory());
@@ -62,22 +61,22 @@ public final class PodSource implements AutoCloseable {
   /**
    * Starts building a pod source.
    *
-   * @param client the client to watch with; not closed by the pod source
+   * @param reflectors the list/watch machinery to watch with; not closed by the pod source
    * @param nodeName the node whose pods to watch
    * @return a builder with two listener threads
    */
-  public static Builder builder(KubernetesClient client, String nodeName) {
-    return new Builder(client, nodeName);
+  public static Builder builder(Reflectors reflectors, String nodeName) {
+    return new Builder(reflectors, nodeName);
   }
 
   /** Options of a pod source. */
   public static final class Builder {
-    private final KubernetesClient client;
+    private final Reflectors reflectors;
     private final String nodeName;
     private int threads = 2;
 
-    private Builder(KubernetesClient client, String nodeName) {
-      this.client = Objects.requireNonNull(client, "client");
+    private Builder(Reflectors reflectors, String nodeName) {
+      this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
       this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
     }
 
@@ -94,7 +93,7 @@ public final class PodSource implements AutoCloseable {
 
     /** @return a pod source, not watching until {@link PodSource#start()} */
     public PodSource build() {
-      return new PodSource(client, nodeName, threads);
+      return new PodSource(reflectors, nodeName, threads);
     }
   }
 
@@ -147,44 +146,30 @@ public final class PodSource implements AutoCloseable {
    * @throws IllegalStateException if started before
    */
   public synchronized void start() {
-    if (informer != null) {
+    if (reflector != null) {
       throw new IllegalStateException("the pod source is started already");
     }
-    informer = client.pods().inAnyNamespace().withField("spec.nodeName", nodeName).runnableInformer(0);
-    informer.addEventHandler(new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(Pod pod) {
-        added(pod);
-      }
+    // the reflector retries with backoff, also when the first list fails, and logs the outage once
+    reflector = reflectors.reflector(Pod.class).fieldSelector("spec.nodeName=" + nodeName)
+        .listener(new ReflectorListener<>() {
+          @Override
+          public void onAdd(Pod pod) {
+            added(pod);
+          }
 
-      @Override
-      public void onUpdate(Pod old, Pod pod) {
-        if (!PodKey.of(old).equals(PodKey.of(pod))) {
-          deleted(old);
-        }
-        added(pod);
-      }
+          @Override
+          public void onUpdate(Pod old, Pod pod) {
+            if (!PodKey.of(old).equals(PodKey.of(pod))) {
+              deleted(old);
+            }
+            added(pod);
+          }
 
-      @Override
-      public void onDelete(Pod pod, boolean finalStateUnknown) {
-        deleted(pod);
-      }
-    });
-    // keep retrying with backoff, also when the first list fails; the first failure is said once with the API
-    // server's address, the attempts after it only at debug level
-    URL url = client.getMasterUrl();
-    String server = url.getHost() + ":" + (url.getPort() < 0 ? url.getDefaultPort() : url.getPort());
-    AtomicInteger failures = new AtomicInteger();
-    informer.exceptionHandler((started, error) -> {
-      if (failures.incrementAndGet() == 1) {
-        LOG.warn("Cannot list and watch the pods of node {} on the API server at {} ({}); retrying with backoff",
-            nodeName, server, error.toString());
-      } else {
-        LOG.debug("Watch of the pods of node {} failed, retrying: {}", nodeName, error.toString());
-      }
-      return true;
-    });
-    informer.start();
+          @Override
+          public void onDelete(Pod pod) {
+            deleted(pod);
+          }
+        }).start();
     LOG.info("Watching the pods of node {}", nodeName);
   }
 
@@ -233,11 +218,8 @@ public final class PodSource implements AutoCloseable {
   @Override
   public void close() {
     synchronized (this) {
-      if (informer != null) {
-        // twice: a fabric8 7.5.2 informer stopped while its list or watch is in flight can leave a watch open on the
-        // API server; a second stop closes most of them (a loop of 6,000 stops left none), not all (see NodeTtl)
-        informer.stop();
-        informer.stop();
+      if (reflector != null) {
+        reflector.close(); // ends the watch at once, also one still in flight
       }
       listeners.values().forEach(ListenerQueue::cancel);
       listeners.clear();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.cache.core.SwitchableObjectManager;
@@ -43,6 +44,7 @@ class PodSourceBadInputTest {
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
+  private ReflectorEngine reflectors;
   private PodSource source;
   private SwitchableObjectManager<Secret> secrets;
   private SwitchableObjectManager<ConfigMap> configMaps;
@@ -52,6 +54,7 @@ class PodSourceBadInputTest {
     // stores the badly named pods a real API server would refuse, as a misbehaving writer could have left them
     server = EmbeddedApiServer.builder().acceptInvalidNames().build().start();
     client = server.newClient();
+    reflectors = ReflectorEngine.builder(client).build();
     secrets = ObjectManagers.secrets(client).build();
     configMaps = ObjectManagers.configMaps(client).build();
   }
@@ -63,6 +66,7 @@ class PodSourceBadInputTest {
     }
     secrets.close();
     configMaps.close();
+    reflectors.close();
     client.close();
     server.close();
   }
@@ -90,7 +94,7 @@ class PodSourceBadInputTest {
     create(pod("good").withNewSpec().addNewContainer().withName("c").withImage("i").addNewEnvFrom()
         .withNewConfigMapRef().withName("c-good").endConfigMapRef().endEnvFrom().endContainer()
         .withVolumes(secretVolume("v", "s-good")).endSpec().build());
-    source = PodSource.builder(client, NODE).listenerThreads(2).build();
+    source = PodSource.builder(reflectors, NODE).listenerThreads(2).build();
     source.addListener(secrets);
     source.addListener(configMaps);
     source.start();
@@ -152,7 +156,7 @@ class PodSourceBadInputTest {
 
   @Test
   void whatAListenerThrowsNeverStopsTheDeliveryOfLaterEvents() throws Exception {
-    source = PodSource.builder(client, NODE).listenerThreads(2).build();
+    source = PodSource.builder(reflectors, NODE).listenerThreads(2).build();
     Throwing throwing = new Throwing();
     Throwing observer = new Throwing();
     observer.release.countDown();

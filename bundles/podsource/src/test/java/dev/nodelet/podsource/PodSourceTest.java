@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -25,12 +26,14 @@ class PodSourceTest {
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
+  private ReflectorEngine reflectors;
   private PodSource source;
 
   @BeforeEach
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = server.newClient();
+    reflectors = ReflectorEngine.builder(client).build();
   }
 
   @AfterEach
@@ -38,6 +41,7 @@ class PodSourceTest {
     if (source != null) {
       source.close();
     }
+    reflectors.close();
     client.close();
     server.close();
   }
@@ -62,7 +66,7 @@ class PodSourceTest {
   void registersThePodsOfThisNodeOnUpdateAndUnregistersOnDelete() {
     put("mine", "node-a", "1");
     put("theirs", "node-b", "1");
-    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
+    source = PodSource.builder(reflectors, "node-a").listenerThreads(2).build();
     RecordingListener listener = new RecordingListener();
     source.addListener(listener);
     source.start();
@@ -81,9 +85,9 @@ class PodSourceTest {
 
   @Test
   void listenerThreadsOutOfRangeAreRefusedWithTheKeyNamed() {
-    assertThatThrownBy(() -> PodSource.builder(client, "node-a").listenerThreads(0))
+    assertThatThrownBy(() -> PodSource.builder(reflectors, "node-a").listenerThreads(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
-    source = PodSource.builder(client, "node-a").build();
+    source = PodSource.builder(reflectors, "node-a").build();
     assertThat(source.listenerThreads()).isEqualTo(2);
     assertThatThrownBy(() -> source.setListenerThreads(65))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at most 64, was 65");
@@ -94,7 +98,7 @@ class PodSourceTest {
   void aLateListenerReceivesTheCurrentPods() {
     put("a", "node-a", "1");
     put("b", "node-a", "1");
-    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
+    source = PodSource.builder(reflectors, "node-a").listenerThreads(2).build();
     source.start();
     RecordingListener early = new RecordingListener();
     source.addListener(early);
@@ -109,7 +113,7 @@ class PodSourceTest {
 
   @Test
   void aSlowListenerHoldsUpNobodyAndLaterGetsTheLatestState() {
-    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
+    source = PodSource.builder(reflectors, "node-a").listenerThreads(2).build();
     RecordingListener slow = new RecordingListener();
     RecordingListener fast = new RecordingListener();
     slow.block();
@@ -133,7 +137,7 @@ class PodSourceTest {
 
   @Test
   void aFailingListenerIsLoggedAndKeepsReceivingEvents() {
-    source = PodSource.builder(client, "node-a").listenerThreads(1).build();
+    source = PodSource.builder(reflectors, "node-a").listenerThreads(1).build();
     RecordingListener failing = new RecordingListener();
     RecordingListener healthy = new RecordingListener();
     failing.fail();
@@ -147,7 +151,7 @@ class PodSourceTest {
 
   @Test
   void aRemovedListenerHearsNothingMore() {
-    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
+    source = PodSource.builder(reflectors, "node-a").listenerThreads(2).build();
     RecordingListener listener = new RecordingListener();
     RecordingListener other = new RecordingListener();
     source.addListener(listener);
@@ -163,7 +167,7 @@ class PodSourceTest {
 
   @Test
   void closingEndsTheWatchAndEveryThread() {
-    source = PodSource.builder(client, "node-a").listenerThreads(2).build();
+    source = PodSource.builder(reflectors, "node-a").listenerThreads(2).build();
     RecordingListener listener = new RecordingListener();
     source.addListener(listener);
     source.start();

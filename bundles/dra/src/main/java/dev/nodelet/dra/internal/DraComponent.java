@@ -7,6 +7,7 @@ import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
@@ -46,6 +47,7 @@ public final class DraComponent implements DraStatus, MultiCollector {
   private static final Logger LOG = LoggerFactory.getLogger(DraComponent.class);
 
   private final KubernetesClient client;
+  private final Reflectors reflectors;
   private final NodeIdentity identity;
   private final Object lock = new Object();
   private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
@@ -61,9 +63,11 @@ public final class DraComponent implements DraStatus, MultiCollector {
   public DraComponent(
       @Reference(name = "kubernetesClient", target = "(" + NodeIdentity.NODE_NAME_PROPERTY + "=*)")
       KubernetesClient client,
+      @Reference(name = "reflectors") Reflectors reflectors,
       @Reference(name = "nodeIdentity") NodeIdentity identity,
       DraConfiguration config) {
     this.client = client;
+    this.reflectors = reflectors;
     this.identity = identity;
     try {
       this.options = DraOptions.from(config);
@@ -104,6 +108,7 @@ public final class DraComponent implements DraStatus, MultiCollector {
 
   private NodeResourcesController build(ControllerOptions with) {
     return NodeResourcesController.builder(client, identity.nodeName())
+        .reflectors(reflectors)
         .nodeUid(identity::nodeUid)
         .options(with)
         .metrics(metrics)

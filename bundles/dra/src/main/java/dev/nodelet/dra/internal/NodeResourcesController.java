@@ -6,14 +6,16 @@ import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SliceSummary;
+import dev.nodelet.kube.watch.Reflector;
+import dev.nodelet.kube.watch.ReflectorEngine;
+import dev.nodelet.kube.watch.ReflectorException;
+import dev.nodelet.kube.watch.ReflectorListener;
+import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.net.URL;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -41,16 +43,16 @@ import org.slf4j.LoggerFactory;
  * node: the kubelet's node resources controller ({@code noderesources.go}), on the v1 pool model, with validation
  * of driver data and a grace period before the slices of a departed driver are deleted.
  *
- * <p>Threads: one worker syncs one driver at a time from a {@link WorkQueue}; the {@link Scheduler} runs timers
- * and monitor retries; the informer delivers on fabric8's threads. {@link #close()} ends all of them and leaves the
- * published slices in place (the start-up grace period of the next start covers them).
+ * <p>Threads: one worker syncs one driver at a time from a {@link WorkQueue}; the {@link Scheduler} runs timers,
+ * monitor retries and the resync; the reflector delivers on the shared reflector threads. {@link #close()} ends all
+ * of them and leaves the published slices in place (the start-up grace period of the next start covers them).
  */
 public final class NodeResourcesController implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodeResourcesController.class);
-  private static final String DRIVER_INDEX = "driver";
-
   private final KubernetesClient client;
+  private final Reflectors reflectors;
+  private final ReflectorEngine ownReflectors;
   private final KubernetesSerialization serialization;
   private final String nodeName;
   private final Supplier<Optional<String>> nodeUid;
@@ -77,7 +79,8 @@ public final class NodeResourcesController implements AutoCloseable {
   private boolean closed; // guarded by lock
   private long startupDeadline; // guarded by lock
   private Scheduler.Task startupTimer; // guarded by lock
-  private volatile SharedIndexInformer<ResourceSlice> informer; // set once by start, before any reader runs
+  private volatile Reflector<ResourceSlice> reflector; // set once by start, before any reader runs
+  private Scheduler.Task resyncTimer; // guarded by lock
   private Thread worker; // guarded by lock
 
   /** The monitored registration of a driver and its last valid snapshot ({@code null} until the first one). */
@@ -103,6 +106,8 @@ public final class NodeResourcesController implements AutoCloseable {
 
   private NodeResourcesController(Builder builder) {
     this.client = builder.client;
+    this.ownReflectors = builder.reflectors == null ? ReflectorEngine.builder(client).build() : null;
+    this.reflectors = builder.reflectors == null ? ownReflectors : builder.reflectors;
     this.serialization = client.getKubernetesSerialization();
     this.nodeName = builder.nodeName;
     this.nodeUid = builder.nodeUid;
@@ -121,37 +126,21 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   /**
-   * Starts the informer on this node's slices and the worker; returns at once. Nothing is written before the
-   * informer has synced, and slices of drivers that are not registered stay for the grace period.
+   * Starts the reflector on this node's slices and the worker; returns at once. Nothing is written before the
+   * reflector has synced, and slices of drivers that are not registered stay for the grace period.
    */
   public void start() {
     synchronized (lock) {
-      if (closed || informer != null) {
+      if (closed || reflector != null) {
         throw new IllegalStateException("the controller was started or closed already");
       }
-      informer = client.resources(ResourceSlice.class).withField("spec.nodeName", nodeName)
-          .runnableInformer(options.resyncPeriod().toMillis());
-      informer.addIndexers(Map.of(DRIVER_INDEX, s -> List.of(driverOf(s))));
-      informer.addEventHandler(new SliceHandler());
-      // keep listing until the API server answers: a node agent cannot give up. The handler runs once per attempt
-      // of the informer's backoff; the first failure names the API server, later ones are one short line each
-      URL url = client.getMasterUrl();
-      String server = url.getHost() + ":" + (url.getPort() < 0 ? url.getDefaultPort() : url.getPort());
-      AtomicInteger failures = new AtomicInteger();
-      informer.exceptionHandler((started, t) -> {
-        int attempt = failures.incrementAndGet();
-        if (attempt == 1) {
-          LOG.warn("Cannot list and watch the ResourceSlices of node {} on the API server at {} ({}); retrying with"
-              + " backoff", nodeName, server, t.toString());
-        } else {
-          LOG.warn("ResourceSlices of node {}: the API server at {} still fails after {} attempts ({})", nodeName,
-              server, attempt, t.toString());
-        }
-        return true;
-      });
+      // the reflector retries until the API server answers (a node agent cannot give up) and logs the outage
+      CompletableFuture<Void> synced = new CompletableFuture<>();
+      reflector = reflectors.reflector(ResourceSlice.class).fieldSelector("spec.nodeName=" + nodeName)
+          .listener(new SliceListener(synced)).start();
+      scheduleResync();
       startupDeadline = scheduler.nanoTime() + options.gracePeriod().toNanos();
       startupTimer = scheduler.schedule(this::enqueueStoredDrivers, options.gracePeriod());
-      CompletableFuture<Void> synced = informer.start().toCompletableFuture();
       worker = new Thread(() -> work(synced), "nodelet-dra-worker");
       worker.setDaemon(true);
       worker.start();
@@ -280,13 +269,13 @@ public final class NodeResourcesController implements AutoCloseable {
 
   /**
    * What the controller knows of each driver now: the registered ones, those in their grace period after going
-   * away, and those with slices in the informer cache that have not registered since the start (their start-up
+   * away, and those with slices in the reflector's cache that have not registered since the start (their start-up
    * grace period); ordered by name.
    */
   public List<DriverStatus> driverStatuses() {
-    SharedIndexInformer<ResourceSlice> cache = informer;
+    Reflector<ResourceSlice> cache = reflector;
     List<String> stored = cache == null ? List.of()
-        : cache.getIndexer().list().stream().map(NodeResourcesController::driverOf).distinct().toList();
+        : cache.list().stream().map(NodeResourcesController::driverOf).distinct().toList();
     Map<String, DriverStatus> statuses = new TreeMap<>();
     synchronized (lock) {
       long now = scheduler.nanoTime();
@@ -311,13 +300,13 @@ public final class NodeResourcesController implements AutoCloseable {
     return List.copyOf(statuses.values());
   }
 
-  /** This node's ResourceSlices in the informer cache, ordered by driver, pool and name; empty before start. */
+  /** This node's ResourceSlices in the reflector's cache, ordered by driver, pool and name; empty before start. */
   public List<SliceSummary> slices() {
-    SharedIndexInformer<ResourceSlice> cache = informer;
+    Reflector<ResourceSlice> cache = reflector;
     if (cache == null) {
       return List.of();
     }
-    return cache.getIndexer().list().stream().map(NodeResourcesController::summary)
+    return cache.list().stream().map(NodeResourcesController::summary)
         .sorted(Comparator.comparing(SliceSummary::driver).thenComparing(SliceSummary::pool)
             .thenComparing(SliceSummary::name))
         .toList();
@@ -336,12 +325,12 @@ public final class NodeResourcesController implements AutoCloseable {
     return Duration.ofNanos(Math.max(0, deadline - now));
   }
 
-  /** Stops monitors, timers, the worker and the informer; published slices stay. Idempotent. */
+  /** Stops monitors, timers, the worker and the reflector; published slices stay. Idempotent. */
   @Override
   public void close() {
     List<DriverMonitor> monitors = new ArrayList<>();
     Thread stoppedWorker;
-    SharedIndexInformer<ResourceSlice> stoppedInformer;
+    Reflector<ResourceSlice> stoppedReflector;
     synchronized (lock) {
       if (closed) {
         return;
@@ -357,8 +346,11 @@ public final class NodeResourcesController implements AutoCloseable {
       if (startupTimer != null) {
         startupTimer.cancel();
       }
+      if (resyncTimer != null) {
+        resyncTimer.cancel();
+      }
       stoppedWorker = worker;
-      stoppedInformer = informer;
+      stoppedReflector = reflector;
     }
     monitors.forEach(DriverMonitor::cancel);
     queue.shutDown();
@@ -370,11 +362,11 @@ public final class NodeResourcesController implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    if (stoppedInformer != null) {
-      // twice: a fabric8 7.5.2 informer stopped while its list or watch is in flight can leave a watch open on the
-      // API server; a second stop closes most of them (a loop of 6,000 stops left none), not all (see NodeTtl)
-      stoppedInformer.stop();
-      stoppedInformer.stop();
+    if (stoppedReflector != null) {
+      stoppedReflector.close(); // ends the watch at once, also one still in flight
+    }
+    if (ownReflectors != null) {
+      ownReflectors.close();
     }
     if (ownScheduler != null) {
       ownScheduler.close();
@@ -396,20 +388,38 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   private void enqueueStoredDrivers() {
-    informer.getIndexer().list().stream().map(NodeResourcesController::driverOf).distinct().forEach(queue::add);
+    reflector.list().stream().map(NodeResourcesController::driverOf).distinct().forEach(queue::add);
+  }
+
+  /** Every resync period, every driver with slices is synced again, so drift is repaired. */
+  private void scheduleResync() {
+    if (options.resyncPeriod().isZero()) {
+      return;
+    }
+    resyncTimer = scheduler.schedule(() -> {
+      synchronized (lock) {
+        if (closed) {
+          return;
+        }
+        scheduleResync();
+      }
+      if (reflector.isSynced()) {
+        enqueueStoredDrivers();
+      }
+    }, options.resyncPeriod());
   }
 
   private void work(CompletableFuture<Void> synced) {
     try {
       synced.get();
-      LOG.info("The ResourceSlice informer of node {} has synced", nodeName);
+      LOG.info("The ResourceSlices of node {} have synced", nodeName);
       for (String name = queue.take(); name != null; name = queue.take()) {
         process(name);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // closing
     } catch (ExecutionException e) {
-      LOG.error("The ResourceSlice informer of node {} did not start; nothing is published", nodeName, e);
+      LOG.error("The ResourceSlices of node {} did not sync; nothing is published", nodeName, e);
     }
   }
 
@@ -464,7 +474,8 @@ public final class NodeResourcesController implements AutoCloseable {
         pools = List.of();
       }
     }
-    List<ResourceSlice> stored = ownWrites.overlay(name, informer.getIndexer().byIndex(DRIVER_INDEX, name));
+    List<ResourceSlice> stored = ownWrites.overlay(name,
+        reflector.list().stream().filter(slice -> name.equals(driverOf(slice))).toList());
     SlicePlan plan = SlicePlan.of(name, nodeName, pools, stored, options.maxDevicesPerSlice(), serialization);
     if (plan.isEmpty()) {
       LOG.debug("The ResourceSlices of DRA driver {} are in step", name);
@@ -609,7 +620,13 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   /** Every event enqueues the slice's driver, as in the kubelet. */
-  private final class SliceHandler implements ResourceEventHandler<ResourceSlice> {
+  private final class SliceListener implements ReflectorListener<ResourceSlice> {
+    private final CompletableFuture<Void> synced;
+    private final AtomicInteger failures = new AtomicInteger();
+
+    SliceListener(CompletableFuture<Void> synced) {
+      this.synced = synced;
+    }
 
     @Override
     public void onAdd(ResourceSlice slice) {
@@ -622,9 +639,23 @@ public final class NodeResourcesController implements AutoCloseable {
     }
 
     @Override
-    public void onDelete(ResourceSlice slice, boolean deletedFinalStateUnknown) {
+    public void onDelete(ResourceSlice slice) {
       ownWrites.forget(slice.getMetadata().getName());
       queue.add(driverOf(slice));
+    }
+
+    @Override
+    public void onSynced(String resourceVersion) {
+      failures.set(0);
+      synced.complete(null);
+    }
+
+    @Override
+    public void onError(ReflectorException error) {
+      // the reflector logs the outage; this line says what waits for it
+      if (failures.incrementAndGet() == 1 && !synced.isDone()) {
+        LOG.warn("The ResourceSlices of node {} are not published until the API server answers", nodeName);
+      }
     }
   }
 
@@ -632,6 +663,7 @@ public final class NodeResourcesController implements AutoCloseable {
   public static final class Builder {
     private final KubernetesClient client;
     private final String nodeName;
+    private Reflectors reflectors;
     private Supplier<Optional<String>> nodeUid = Optional::empty;
     private Scheduler scheduler;
     private ControllerOptions options = ControllerOptions.DEFAULTS;
@@ -642,6 +674,12 @@ public final class NodeResourcesController implements AutoCloseable {
     private Builder(KubernetesClient client, String nodeName) {
       this.client = Objects.requireNonNull(client, "client");
       this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
+    }
+
+    /** The list/watch machinery to watch the slices with; without it the controller runs its own. */
+    public Builder reflectors(Reflectors reflectors) {
+      this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
+      return this;
     }
 
     /** The UID of this node's Node object, for the owner reference of new slices; asked at every create. */

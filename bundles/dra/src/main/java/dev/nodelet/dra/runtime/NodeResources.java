@@ -4,6 +4,7 @@ import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.util.List;
@@ -38,7 +39,7 @@ public final class NodeResources implements AutoCloseable {
     return new Builder(NodeResourcesController.builder(client, nodeName));
   }
 
-  /** Starts the informer on this node's slices and the worker; returns at once. */
+  /** Starts the reflector on this node's slices and the worker; returns at once. */
   public void start() {
     controller.start();
   }
@@ -67,12 +68,12 @@ public final class NodeResources implements AutoCloseable {
     return controller.driverStatuses();
   }
 
-  /** This node's slices as the informer sees them. */
+  /** This node's slices as the reflector sees them. */
   public List<SliceSummary> slices() {
     return controller.slices();
   }
 
-  /** Stops the informer, the monitors and the worker; the published slices stay. */
+  /** Stops the reflector, the monitors and the worker; the published slices stay. */
   @Override
   public void close() {
     controller.close();
@@ -84,6 +85,17 @@ public final class NodeResources implements AutoCloseable {
 
     private Builder(NodeResourcesController.Builder builder) {
       this.builder = builder;
+    }
+
+    /**
+     * The list/watch machinery to watch this node's slices with (the {@code Reflectors} service in OSGi); without
+     * it the controller runs its own on the client.
+     *
+     * @since 1.1
+     */
+    public Builder reflectors(Reflectors reflectors) {
+      builder.reflectors(reflectors);
+      return this;
     }
 
     /** The UID of this node's Node object, for the owner reference of new slices; asked at every create. */

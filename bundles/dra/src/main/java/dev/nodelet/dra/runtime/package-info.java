@@ -5,7 +5,7 @@
  * can be tested against an API server without OSGi.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package dev.nodelet.dra.runtime;
 
 import org.osgi.annotation.bundle.Export;

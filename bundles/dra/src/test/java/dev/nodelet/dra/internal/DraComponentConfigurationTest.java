@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.dra.Pool;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
@@ -36,6 +37,7 @@ class DraComponentConfigurationTest {
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
+  private ReflectorEngine reflectors;
   private NodeIdentity identity;
   private DraComponent component;
 
@@ -43,6 +45,7 @@ class DraComponentConfigurationTest {
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = server.newClient();
+    reflectors = ReflectorEngine.builder(client).build();
     String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
         .create().getMetadata().getUid();
     identity = new NodeIdentity() {
@@ -63,6 +66,7 @@ class DraComponentConfigurationTest {
     if (component != null) {
       component.deactivate();
     }
+    reflectors.close();
     client.close();
     server.close();
   }
@@ -103,14 +107,14 @@ class DraComponentConfigurationTest {
 
   @Test
   void everyInvalidValueFailsTheActivationNamingItsKey() {
-    invalid().forEach((properties, error) -> assertThatThrownBy(() -> new DraComponent(client, identity,
+    invalid().forEach((properties, error) -> assertThatThrownBy(() -> new DraComponent(client, reflectors, identity,
         config(properties))).as(properties.toString()).isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith(error));
   }
 
   @Test
   void invalidChangesAreRefusedWhileTheDriversAndTheirSlicesStayAndValidOnesAreApplied() {
-    component = new DraComponent(client, identity, config(Map.of()));
+    component = new DraComponent(client, reflectors, identity, config(Map.of()));
     TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool(4)));
     component.addDriver(gpu);
     await().atMost(WAIT).until(() -> slices().size() == 1);

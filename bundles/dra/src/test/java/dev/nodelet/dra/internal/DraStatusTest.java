@@ -11,6 +11,7 @@ import dev.nodelet.dra.DriverStatus.State;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
@@ -179,7 +180,8 @@ class DraStatusTest {
         return Optional.of(nodeUid);
       }
     };
-    DraComponent component = new DraComponent(client, identity, config);
+    ReflectorEngine reflectors = ReflectorEngine.builder(client).build();
+    DraComponent component = new DraComponent(client, reflectors, identity, config);
     try {
       assertThat(component.drivers()).isEmpty();
       assertThat(component.slices()).isEmpty();
@@ -211,6 +213,7 @@ class DraStatusTest {
       });
     } finally {
       component.deactivate();
+      reflectors.close();
     }
   }
 }

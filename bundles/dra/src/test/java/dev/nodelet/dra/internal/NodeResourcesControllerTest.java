@@ -63,7 +63,6 @@ class NodeResourcesControllerTest {
   private void serve(EmbeddedApiServer.Builder builder) {
     server = builder.build().start();
     admin = server.newClient();
-    // the informer retries a failed list after 200 ms, 400 ms, ... (see nothingIsWrittenBeforeTheInformerHasSynced)
     client = new KubernetesClientBuilder()
         .withConfig(new ConfigBuilder(server.clientConfig()).withWatchReconnectInterval(200).build()).build();
     nodeUid = admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
@@ -446,18 +445,18 @@ class NodeResourcesControllerTest {
   }
 
   @Test
-  void nothingIsWrittenBeforeTheInformerHasSynced() {
-    server.failNext(Verb.LIST, "resourceslices", 3, 500);
+  void nothingIsWrittenBeforeTheReflectorHasSynced() {
+    server.failNext(Verb.WATCH, "resourceslices", 3, 500); // the initial WatchList request
     NodeResourcesController controller = controller(() -> Optional.of(nodeUid), ControllerOptions.DEFAULTS);
     TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
     controller.addDriver(gpu);
     controller.start();
 
-    // three failed lists, the next one comes 800 ms after the third: the driver's data waits
-    await().until(() -> server.requestCount(Verb.LIST, "resourceslices") >= 3);
+    // three failed syncs, then the fourth after the reflector's backoff: the driver's data waits
+    await().until(() -> server.requestCount(Verb.WATCH, "resourceslices") >= 3);
     assertThat(server.writes()).isEmpty();
-    await().until(() -> slicesOf(GPU).size() == 1);
-    assertThat(server.requestCount(Verb.LIST, "resourceslices")).isGreaterThanOrEqualTo(4);
+    await().atMost(Duration.ofSeconds(30)).until(() -> slicesOf(GPU).size() == 1);
+    assertThat(server.requestCount(Verb.WATCH, "resourceslices")).isGreaterThanOrEqualTo(4);
   }
 
   @Test

@@ -1,6 +1,8 @@
 package dev.nodelet.kube.internal;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.internal.watch.Engine;
+import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -23,7 +25,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Registers the {@link KubernetesClient} and {@link NodeIdentity} services for configuration {@value #PID}.
+ * Registers the {@link KubernetesClient}, {@link Reflectors} and {@link NodeIdentity} services for configuration
+ * {@value #PID}.
  *
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
  * registers nothing at all. A valid configuration change replaces the client (and the services); an invalid one is
@@ -34,6 +37,8 @@ import org.slf4j.LoggerFactory;
 @Capability(namespace = "osgi.service",
     attribute = "objectClass:List<String>=\"io.fabric8.kubernetes.client.KubernetesClient\"")
 @Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.kube.NodeIdentity\"")
+@Capability(namespace = "osgi.service",
+    attribute = "objectClass:List<String>=\"dev.nodelet.kube.watch.Reflectors\"")
 @Component(configurationPid = KubeComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
     immediate = true)
 @Designate(ocd = KubeConfiguration.class)
@@ -43,9 +48,9 @@ public final class KubeComponent {
 
   private static final Logger LOG = LoggerFactory.getLogger(KubeComponent.class);
 
-  /** Registers a client and its node identity as services; returns what unregisters them. */
+  /** Registers a client, its reflectors and its node identity as services; returns what unregisters them. */
   interface Publisher {
-    Runnable publish(KubernetesClient client, NodeIdentity identity, String nodeName);
+    Runnable publish(KubernetesClient client, Reflectors reflectors, NodeIdentity identity, String nodeName);
   }
 
   private final Publisher publisher;
@@ -125,23 +130,27 @@ public final class KubeComponent {
 
   private Connection connect(Prepared prepared) {
     KubeSettings settings = prepared.settings();
-    NodeIdentityInformer identity = new NodeIdentityInformer(prepared.client(), settings.nodeName());
-    Runnable unpublish = publisher.publish(prepared.client(), identity, settings.nodeName());
+    Engine reflectors = new Engine(prepared.client(), settings.watch());
+    NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, settings.nodeName());
+    Runnable unpublish = publisher.publish(prepared.client(), reflectors, identity, settings.nodeName());
     identity.start();
     LOG.info("Kubernetes client registered: {}", settings);
-    return new Connection(settings, prepared.client(), identity, unpublish);
+    return new Connection(settings, prepared.client(), reflectors, identity, unpublish);
   }
 
   private static Publisher contextPublisher(BundleContext context) {
-    return (client, identity, nodeName) -> {
+    return (client, reflectors, identity, nodeName) -> {
       Dictionary<String, Object> properties = new Hashtable<>();
       properties.put(NodeIdentity.NODE_NAME_PROPERTY, nodeName);
       ServiceRegistration<KubernetesClient> clientRegistration =
           context.registerService(KubernetesClient.class, client, properties);
+      ServiceRegistration<Reflectors> reflectorsRegistration =
+          context.registerService(Reflectors.class, reflectors, properties);
       ServiceRegistration<NodeIdentity> identityRegistration =
           context.registerService(NodeIdentity.class, identity, properties);
       return () -> {
         identityRegistration.unregister();
+        reflectorsRegistration.unregister();
         clientRegistration.unregister();
       };
     };
@@ -156,12 +165,13 @@ public final class KubeComponent {
   }
 
   /** What one good configuration owns; closed in reverse order of creation so consumers never see a closed client. */
-  private record Connection(KubeSettings settings, KubernetesClient client, NodeIdentityInformer identity,
-      Runnable unpublish) {
+  private record Connection(KubeSettings settings, KubernetesClient client, Engine reflectors,
+      NodeIdentityReflector identity, Runnable unpublish) {
 
     void close() {
       unpublish.run();
       identity.close();
+      reflectors.close(); // every watch of every consumer ends before the client closes
       client.close();
       LOG.info("Kubernetes client for node {} closed", identity.nodeName());
     }

@@ -49,4 +49,16 @@ public @interface KubeConfiguration {
       description = "Timeout for opening a connection to the API server in milliseconds; must be positive.",
       min = "1")
   int connection_timeout() default KubeSettings.DEFAULT_TIMEOUT_MILLIS;
+
+  @AttributeDefinition(
+      name = "Watch restart rate (per second)",
+      description = "How many watches of this node may be re-established per second after a failure or an API"
+          + " server restart, across all of them (a token bucket with jitter); must be positive.")
+  double watch_restart_rate() default dev.nodelet.kube.internal.watch.EngineSettings.DEFAULT_RESTART_RATE;
+
+  @AttributeDefinition(
+      name = "Watch restart burst",
+      description = "How many watches may be re-established at once before the rate applies; at least 1.",
+      min = "1")
+  int watch_restart_burst() default dev.nodelet.kube.internal.watch.EngineSettings.DEFAULT_RESTART_BURST;
 }

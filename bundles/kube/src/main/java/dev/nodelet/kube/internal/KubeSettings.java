@@ -1,5 +1,6 @@
 package dev.nodelet.kube.internal;
 
+import dev.nodelet.kube.internal.watch.EngineSettings;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -26,6 +27,8 @@ public final class KubeSettings {
   public static final String NODE_NAME = "node.name";
   public static final String REQUEST_TIMEOUT = "request.timeout";
   public static final String CONNECTION_TIMEOUT = "connection.timeout";
+  public static final String WATCH_RESTART_RATE = "watch.restart.rate";
+  public static final String WATCH_RESTART_BURST = "watch.restart.burst";
 
   /** The environment variable that names the node when {@code node.name} is not configured. */
   public static final String NODE_NAME_ENV = "NODE_NAME";
@@ -43,6 +46,7 @@ public final class KubeSettings {
   private final String nodeName;
   private final Duration requestTimeout;
   private final Duration connectionTimeout;
+  private final EngineSettings watch;
 
   private KubeSettings(Builder builder) {
     this.masterUrl = validMasterUrl(builder.masterUrl);
@@ -56,6 +60,7 @@ public final class KubeSettings {
     this.nodeName = validNodeName(builder.nodeName);
     this.requestTimeout = validTimeout(REQUEST_TIMEOUT, builder.requestTimeout);
     this.connectionTimeout = validTimeout(CONNECTION_TIMEOUT, builder.connectionTimeout);
+    this.watch = validWatch(builder.watchRestartRate, builder.watchRestartBurst);
   }
 
   public static Builder builder() {
@@ -79,6 +84,7 @@ public final class KubeSettings {
         .nodeName(resolveNodeName(config.node_name(), environment, hostName))
         .requestTimeout(Duration.ofMillis(config.request_timeout()))
         .connectionTimeout(Duration.ofMillis(config.connection_timeout()))
+        .watchRestart(config.watch_restart_rate(), config.watch_restart_burst())
         .build();
   }
 
@@ -127,6 +133,11 @@ public final class KubeSettings {
     return connectionTimeout;
   }
 
+  /** The settings of the reflectors that share this client. */
+  public EngineSettings watch() {
+    return watch;
+  }
+
   /** Where the client configuration comes from, for log lines; names no credentials. */
   public String source() {
     if (masterUrl != null) {
@@ -140,7 +151,8 @@ public final class KubeSettings {
   public String toString() {
     return "KubeSettings[" + source() + (context == null ? "" : ", context " + context) + ", node " + nodeName
         + ", request timeout " + requestTimeout.toMillis() + " ms, connection timeout "
-        + connectionTimeout.toMillis() + " ms]";
+        + connectionTimeout.toMillis() + " ms, watch restarts " + watch.restartRate() + "/s burst "
+        + watch.restartBurst() + "]";
   }
 
   private static String validMasterUrl(String value) {
@@ -199,6 +211,17 @@ public final class KubeSettings {
     return value;
   }
 
+  private static EngineSettings validWatch(double rate, int burst) {
+    if (!(rate > 0) || Double.isInfinite(rate)) {
+      throw new InvalidSettingException(WATCH_RESTART_RATE, "must be a positive number of watches per second, was "
+          + rate);
+    }
+    if (burst < 1) {
+      throw new InvalidSettingException(WATCH_RESTART_BURST, "must be at least 1, was " + burst);
+    }
+    return EngineSettings.builder().restartRate(rate).restartBurst(burst).build();
+  }
+
   private static boolean isBlank(String value) {
     return value == null || value.isBlank();
   }
@@ -211,6 +234,8 @@ public final class KubeSettings {
     private String nodeName;
     private Duration requestTimeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
     private Duration connectionTimeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
+    private double watchRestartRate = EngineSettings.DEFAULT_RESTART_RATE;
+    private int watchRestartBurst = EngineSettings.DEFAULT_RESTART_BURST;
 
     private Builder() {
     }
@@ -243,6 +268,13 @@ public final class KubeSettings {
 
     public Builder connectionTimeout(Duration connectionTimeout) {
       this.connectionTimeout = connectionTimeout;
+      return this;
+    }
+
+    /** How many watches may be re-established per second after failures, and how many at once. */
+    public Builder watchRestart(double perSecond, int burst) {
+      this.watchRestartRate = perSecond;
+      this.watchRestartBurst = burst;
       return this;
     }
 

@@ -24,7 +24,7 @@ class KubeComponentTest {
   private KubeComponent component;
 
   /** Records what would be registered as services, in order. */
-  private final KubeComponent.Publisher publisher = (client, identity, nodeName) -> {
+  private final KubeComponent.Publisher publisher = (client, reflectors, identity, nodeName) -> {
     registry.add("register " + nodeName);
     registered.add(client);
     return () -> registry.add("unregister " + nodeName);

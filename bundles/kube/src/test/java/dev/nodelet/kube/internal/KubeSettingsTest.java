@@ -126,6 +126,18 @@ class KubeSettingsTest {
   }
 
   @Test
+  void watchRestartsAreShapedAsConfigured() {
+    KubeSettings settings = settings(Map.of("node.name", "n", "watch.restart.rate", "50.5",
+        "watch.restart.burst", 7));
+    assertThat(settings.watch().restartRate()).isEqualTo(50.5);
+    assertThat(settings.watch().restartBurst()).isEqualTo(7);
+    assertThat(settings(Map.of("node.name", "n")).watch().restartRate()).isEqualTo(400);
+    assertInvalid(Map.of("watch.restart.rate", 0), "watch.restart.rate");
+    assertInvalid(Map.of("watch.restart.rate", "-1.5"), "watch.restart.rate");
+    assertInvalid(Map.of("watch.restart.burst", 0), "watch.restart.burst");
+  }
+
+  @Test
   void builderValidatesLikeTheConfiguration() {
     assertThatThrownBy(() -> KubeSettings.builder().masterUrl("http://127.0.0.1:1").build())
         .isInstanceOfSatisfying(InvalidSettingException.class, e -> assertThat(e.key()).isEqualTo("node.name"));

@@ -3,7 +3,7 @@ package dev.nodelet.podsource.internal;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.podsource.PodSource;
-import io.fabric8.kubernetes.client.KubernetesClient;
+import dev.nodelet.kube.watch.Reflectors;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pod source of this node: a whiteboard of {@link PodListener} services. A new client or node identity
+ * The pod source of this node: a whiteboard of {@link PodListener} services. New reflectors or node identity
  * re-activates it with a fresh watch, and every listener receives the current pods again. A new configuration is
  * applied in place; an invalid one is refused with the key named and the last good one stays. An invalid
  * configuration at activation fails the activation.
@@ -33,7 +33,7 @@ public final class PodSourceComponent {
   private final PodSource source;
 
   @Activate
-  public PodSourceComponent(@Reference KubernetesClient client, @Reference NodeIdentity node,
+  public PodSourceComponent(@Reference Reflectors reflectors, @Reference NodeIdentity node,
       PodSourceConfiguration config) {
     int threads;
     try {
@@ -42,7 +42,7 @@ public final class PodSourceComponent {
       LOG.error("Configuration {} is invalid, the pod source does not start: {}", PID, e.getMessage());
       throw e;
     }
-    this.source = PodSource.builder(client, node.nodeName()).listenerThreads(threads).build();
+    this.source = PodSource.builder(reflectors, node.nodeName()).listenerThreads(threads).build();
     source.start();
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.podsource.RecordingListener;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -25,6 +26,7 @@ class PodSourceConfigurationTest {
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
+  private ReflectorEngine reflectors;
   private PodSourceComponent component;
   private final RecordingListener listener = new RecordingListener();
 
@@ -44,6 +46,7 @@ class PodSourceConfigurationTest {
   void start() {
     server = EmbeddedApiServer.builder().build().start();
     client = server.newClient();
+    reflectors = ReflectorEngine.builder(client).build();
   }
 
   @AfterEach
@@ -51,6 +54,7 @@ class PodSourceConfigurationTest {
     if (component != null) {
       component.deactivate();
     }
+    reflectors.close();
     client.close();
     server.close();
   }
@@ -66,17 +70,17 @@ class PodSourceConfigurationTest {
 
   @Test
   void anInvalidValueAtActivationFailsItNamingTheKey() {
-    assertThatThrownBy(() -> new PodSourceComponent(client, node, config(Map.of("listener.threads", 0))))
+    assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 0))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
-    assertThatThrownBy(() -> new PodSourceComponent(client, node, config(Map.of("listener.threads", 1000))))
+    assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 1000))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at most 64, was 1000");
-    assertThatThrownBy(() -> new PodSourceComponent(client, node, config(Map.of("listener.threads", "two"))))
+    assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", "two"))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("listener.threads: not a whole number");
   }
 
   @Test
   void invalidChangesAreRefusedAndValidOnesAppliedWithoutLosingAnEvent() {
-    component = new PodSourceComponent(client, node, config(Map.of("listener.threads", 3)));
+    component = new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 3)));
     component.addListener(listener);
     put("a");
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
@@ -101,7 +105,7 @@ class PodSourceConfigurationTest {
 
   @Test
   void theComponentWatchesTheNodeOfItsIdentityAndStopsEverythingOnDeactivation() {
-    component = new PodSourceComponent(client, node, config(Map.of()));
+    component = new PodSourceComponent(reflectors, node, config(Map.of()));
     component.addListener(listener);
     put("p");
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/p v=1")));

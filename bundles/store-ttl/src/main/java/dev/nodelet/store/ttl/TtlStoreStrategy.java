@@ -3,6 +3,8 @@ package dev.nodelet.store.ttl;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.persistence.DiskStore;
+import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.ttl.internal.NodeTtl;
 import dev.nodelet.store.ttl.internal.TtlCap;
 import dev.nodelet.store.ttl.internal.TtlMetrics;
@@ -27,6 +29,11 @@ import java.util.function.Supplier;
  *
  * <p>A time-to-live longer than {@link #MAX_TTL}, from the annotation or the default, is capped at it with a warning
  * naming the node and the value: far longer ones (about 3.2e16 seconds) overflow the clock arithmetic.
+ *
+ * <p>Given a {@link Persistence} directory ({@link Builder#persistence}), its stores keep what they fetch and the
+ * references on disk and start with what a previous run stored: a stored copy is served, marked
+ * {@link dev.nodelet.objectcache.ObjectState#FROM_DISK}, only while its fetch fails, and the first fetch that succeeds
+ * replaces it. The directory stays the caller's to close.
  */
 public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
 
@@ -45,11 +52,15 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
   private final Optional<NodeTtl> nodeTtl;
   private final Supplier<Duration> ttl;
   private final TtlMetrics metrics;
+  private final Persistence persistence;
+  private final Duration restoredGrace;
 
   private TtlStoreStrategy(Builder builder) {
     this.client = builder.client;
     this.metrics = builder.metrics.instruments();
     this.clock = builder.clock;
+    this.persistence = builder.persistence;
+    this.restoredGrace = builder.restoredGrace;
     Optional<Function<String, Optional<String>>> annotations = builder.nodeAnnotations;
     this.nodeTtl = annotations.isPresent() ? Optional.empty()
         : builder.nodeName.map(node -> NodeTtl.start(builder.client, node, TTL_ANNOTATION));
@@ -81,7 +92,8 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    return new TtlObjectStore<>(client, type, clock, ttl, listener, metrics);
+    DiskStore<T> disk = persistence == null ? DiskStore.none() : persistence.store(type);
+    return new TtlObjectStore<>(client, type, clock, ttl, listener, metrics, disk, restoredGrace);
   }
 
   /** Stops the watch on the node. Stores keep working with the default time-to-live. Idempotent. */
@@ -98,6 +110,8 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
     private Optional<String> nodeName = Optional.empty();
     private Optional<Function<String, Optional<String>>> nodeAnnotations = Optional.empty();
     private TtlStoreMetrics metrics = new TtlStoreMetrics();
+    private Persistence persistence;
+    private Duration restoredGrace = Duration.ofMinutes(1);
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -159,6 +173,36 @@ public final class TtlStoreStrategy implements StoreStrategy, AutoCloseable {
      */
     public Builder nodeAnnotations(Function<String, Optional<String>> nodeAnnotations) {
       this.nodeAnnotations = Optional.of(Objects.requireNonNull(nodeAnnotations, "nodeAnnotations"));
+      return this;
+    }
+
+    /**
+     * Keeps what the stores fetch and their references on disk, and starts each store with what a previous run
+     * stored there.
+     *
+     * @param persistence an open persistence directory, closed by the caller after the strategy
+     * @return this builder
+     * @since 1.4
+     */
+    public Builder persistence(Persistence persistence) {
+      this.persistence = Objects.requireNonNull(persistence, "persistence");
+      return this;
+    }
+
+    /**
+     * How long after the first successful fetch a pod whose references were read back from disk may take to register
+     * again; then its references are dropped, with the objects only it referenced.
+     *
+     * @param grace a positive duration; 1 minute by default
+     * @return this builder
+     * @since 1.4
+     */
+    public Builder restoredReferenceGrace(Duration grace) {
+      Objects.requireNonNull(grace, "restoredReferenceGrace");
+      if (grace.isNegative() || grace.isZero()) {
+        throw new IllegalArgumentException("restoredReferenceGrace must be positive, was " + grace);
+      }
+      this.restoredGrace = grace;
       return this;
     }
 

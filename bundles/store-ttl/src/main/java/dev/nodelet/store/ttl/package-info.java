@@ -5,7 +5,7 @@
  * {@code dev.nodelet.store.ttl}.
  */
 @Export
-@Version("1.3.0")
+@Version("1.4.0")
 package dev.nodelet.store.ttl;
 
 import org.osgi.annotation.bundle.Export;

@@ -3,6 +3,7 @@ package dev.nodelet.testing.apiserver;
 import dev.nodelet.testing.apiserver.internal.ApiServerDispatcher;
 import dev.nodelet.testing.apiserver.internal.Authorizer;
 import dev.nodelet.testing.apiserver.internal.HttpFrontEnd;
+import dev.nodelet.testing.apiserver.internal.ServingCertificates;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -10,10 +11,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.math.BigInteger;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -30,19 +35,34 @@ import java.util.TreeSet;
  * {@code 410 Gone} beyond it, bookmarks, initial events, {@code generateName}, optimistic concurrency and delete
  * preconditions. Watches are served over WebSocket and over plain HTTP streaming.
  *
+ * <p>Plain HTTP by default (HTTP/1.1, and HTTP/2 cleartext for clients that ask for it); with {@link Builder#tls()}
+ * HTTPS instead, HTTP/2 negotiated by ALPN with HTTP/1.1 as the fallback, under a CA generated for this server that
+ * {@link #clientConfig()} and {@link #writeKubeconfig} hand to clients. Every HTTP/2 connection carries at most
+ * {@link #MAX_CONCURRENT_STREAMS} concurrent streams, as a kube-apiserver's does; a stream beyond it is refused
+ * ({@code RST_STREAM(REFUSED_STREAM)}), so a client must open another connection or wait.
+ *
  * <p>The state survives {@link #stop()} and {@link #start()}, which rebinds the same port, so tests can take the
  * server away and bring it back. Fault injection: {@link #failNext}, {@link #delayResponses}, {@link #cutWatches}.
  * Observation: {@link #openWatches}, {@link #writes}, {@link #deniedRequests}. RBAC: {@link Builder#authorize}.
  */
 public final class EmbeddedApiServer implements AutoCloseable {
 
+  /** The HTTP/2 {@code SETTINGS_MAX_CONCURRENT_STREAMS} this server announces and enforces, as a kube-apiserver. */
+  public static final int MAX_CONCURRENT_STREAMS = HttpFrontEnd.MAX_CONCURRENT_STREAMS;
+
   private final ApiServerDispatcher dispatcher;
+  private final ServingCertificates certificates; // null: plain HTTP
+  private final String adminToken; // null: plain HTTP
   private final HttpFrontEnd frontEnd;
 
   private EmbeddedApiServer(Builder builder) {
+    // issued once: clients keep trusting the server across stop() and start()
+    this.certificates = builder.tls ? ServingCertificates.issue(builder.address) : null;
+    this.adminToken = builder.tls ? new BigInteger(160, new SecureRandom()).toString(36) : null;
     this.dispatcher = new ApiServerDispatcher(builder.historySize, builder.bookmarkInterval,
-        new Authorizer(builder.subjects), builder.validateNames, Set.copyOf(builder.disabledFeatureGates));
-    this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port);
+        new Authorizer(builder.subjects, adminToken), builder.validateNames,
+        Set.copyOf(builder.disabledFeatureGates));
+    this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port, certificates);
   }
 
   public static Builder builder() {
@@ -82,18 +102,45 @@ public final class EmbeddedApiServer implements AutoCloseable {
     return frontEnd.port();
   }
 
-  /** The base URL, e.g. {@code http://127.0.0.1:41234}. */
+  /** The base URL, e.g. {@code http://127.0.0.1:41234}, or {@code https://...} with {@link Builder#tls()}. */
   public String url() {
-    return "http://" + frontEnd.host() + ":" + port();
+    return (isTls() ? "https://" : "http://") + frontEnd.host() + ":" + port();
   }
 
-  /** A client configuration for this server that ignores any kubeconfig of the environment; sends no token. */
+  /** Whether this server serves HTTPS ({@link Builder#tls()}). */
+  public boolean isTls() {
+    return certificates != null;
+  }
+
+  /**
+   * The PEM of the CA that signed this server's certificate, for clients to trust.
+   *
+   * @throws IllegalStateException if the server serves plain HTTP
+   */
+  public String caCertificatePem() {
+    if (certificates == null) {
+      throw new IllegalStateException("this embedded API server serves plain HTTP and has no CA; build it with tls()");
+    }
+    return certificates.caPem();
+  }
+
+  /**
+   * A client configuration for this server that ignores any kubeconfig of the environment; sends no token. Over
+   * TLS it trusts this server's CA and nothing else.
+   */
   public Config clientConfig() {
-    return new ConfigBuilder(Config.empty())
+    ConfigBuilder config = new ConfigBuilder(Config.empty())
         .withMasterUrl(url())
         .withNamespace("default")
-        .withRequestRetryBackoffLimit(0)
-        .build();
+        .withRequestRetryBackoffLimit(0);
+    if (isTls()) {
+      config.withCaCertData(caCertificateData());
+    }
+    return config.build();
+  }
+
+  private String caCertificateData() {
+    return Base64.getEncoder().encodeToString(caCertificatePem().getBytes(StandardCharsets.US_ASCII));
   }
 
   /** The same, sending {@code token} as its bearer token (see {@link Builder#authorize}). */
@@ -111,9 +158,13 @@ public final class EmbeddedApiServer implements AutoCloseable {
     return new KubernetesClientBuilder().withConfig(clientConfig(token)).build();
   }
 
-  /** Writes a kubeconfig that points at this server, so kubectl or another process can reach it. */
+  /**
+   * Writes a kubeconfig that points at this server, so kubectl or another process can reach it. Over TLS it holds
+   * the CA as {@code certificate-authority-data} and an admin token allowed everything, as a request without a
+   * token is (kubectl asks for a user name on an HTTPS server when the kubeconfig names no credentials).
+   */
   public Path writeKubeconfig(Path file) {
-    return writeKubeconfigWithUser(file, "{}");
+    return writeKubeconfigWithUser(file, adminToken == null ? "{}" : "{token: \"" + adminToken + "\"}");
   }
 
   /** Writes a kubeconfig that points at this server and sends {@code token}. */
@@ -122,13 +173,14 @@ public final class EmbeddedApiServer implements AutoCloseable {
   }
 
   private Path writeKubeconfigWithUser(Path file, String user) {
+    String cluster = "    server: " + url() + (isTls() ? "\n    certificate-authority-data: " + caCertificateData() : "");
     String yaml = String.join("\n",
         "apiVersion: v1",
         "kind: Config",
         "clusters:",
         "- name: nodelet-embedded",
         "  cluster:",
-        "    server: " + url(),
+        cluster,
         "users:",
         "- name: nodelet-embedded",
         "  user: " + user,
@@ -146,6 +198,19 @@ public final class EmbeddedApiServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write kubeconfig " + file, e);
     }
+  }
+
+  /** The client connections open now, each one TCP connection (HTTP/1.1 or HTTP/2). */
+  public int openConnections() {
+    return frontEnd.openConnections();
+  }
+
+  /**
+   * How many requests arrived per protocol since the server was made, keyed by ALPN name: {@code http/1.1},
+   * {@code h2} (over TLS, or cleartext).
+   */
+  public Map<String, Long> requestsByProtocol() {
+    return frontEnd.requestsByProtocol();
   }
 
   /** The current (latest) resourceVersion. */
@@ -225,8 +290,19 @@ public final class EmbeddedApiServer implements AutoCloseable {
     private final Map<String, Authorizer.Subject> subjects = new LinkedHashMap<>();
     private boolean validateNames = true;
     private final Set<String> disabledFeatureGates = new HashSet<>();
+    private boolean tls;
 
     private Builder() {
+    }
+
+    /**
+     * Serves HTTPS instead of plain HTTP: HTTP/2 where the client offers it by ALPN, else HTTP/1.1, with a serving
+     * certificate for {@code localhost}, the loopback addresses and the listening address, signed by a CA generated
+     * for this server ({@link #caCertificatePem()}).
+     */
+    public Builder tls() {
+      this.tls = true;
+      return this;
     }
 
     /** The address to listen on; loopback by default. */

@@ -204,7 +204,7 @@ class ApiServerFaultTest {
     try (InputStream body = response.body()) {
       assertThat(body.readAllBytes()).isEmpty(); // returns when the server ends the stream
     }
-    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isBetween(500L, 5000L);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isGreaterThanOrEqualTo(500L);
     assertThat(cluster.server.openWatches("configmaps")).isZero();
   }
 

@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The everyday kubectl commands against the embedded API server, with the kubeconfig it writes. Runs the
- * {@code kubectl} found on the PATH and skips when there is none.
+ * The everyday kubectl commands against the embedded API server over TLS, with the kubeconfig it writes (its CA, no
+ * {@code insecure-skip-tls-verify}). Runs the {@code kubectl} found on the PATH and skips when there is none.
  */
 class KubectlTest {
 
@@ -73,7 +73,7 @@ class KubectlTest {
   @BeforeEach
   void start() {
     Assumptions.assumeTrue(KUBECTL.isPresent(), "kubectl is not on the PATH: skipping the kubectl test");
-    server = EmbeddedApiServer.builder().build().start();
+    server = EmbeddedApiServer.builder().tls().build().start();
     kubeconfig = server.writeKubeconfig(dir.resolve("kubeconfig"));
   }
 
@@ -133,6 +133,10 @@ class KubectlTest {
         .containsExactly("pods", "po", "v1", "true", "Pod"));
     assertThat(resources.lines()).anySatisfy(l -> assertThat(l.split("\\s+"))
         .containsExactly("resourceslices", "resource.k8s.io/v1", "false", "ResourceSlice"));
+    // kubectl verified the server with the kubeconfig's CA and negotiated HTTP/2 by ALPN
+    assertThat(Files.readString(kubeconfig)).contains("server: https://", "certificate-authority-data: ")
+        .doesNotContain("insecure");
+    assertThat(server.requestsByProtocol()).containsOnlyKeys("h2");
   }
 
   @Test

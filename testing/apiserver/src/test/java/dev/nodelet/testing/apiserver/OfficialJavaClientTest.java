@@ -21,6 +21,7 @@ import io.kubernetes.client.util.Config;
 import io.kubernetes.client.util.Watch;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -31,18 +32,24 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** The official Kubernetes Java client ({@code io.kubernetes:client-java}) against the embedded API server. */
+/**
+ * The official Kubernetes Java client ({@code io.kubernetes:client-java}, OkHttp) against the embedded API server
+ * over TLS, configured from the kubeconfig the server writes, as it would be against a cluster.
+ */
 class OfficialJavaClientTest {
 
+  @TempDir
+  Path dir;
   private EmbeddedApiServer server;
   private ApiClient client;
   private CoreV1Api core;
 
   @BeforeEach
-  void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = Config.fromUrl(server.url(), false);
+  void start() throws Exception {
+    server = EmbeddedApiServer.builder().tls().build().start();
+    client = Config.fromConfig(server.writeKubeconfig(dir.resolve("kubeconfig")).toString());
     client.setHttpClient(client.getHttpClient().newBuilder().readTimeout(0, TimeUnit.SECONDS).build());
     core = new CoreV1Api(client);
   }
@@ -148,6 +155,8 @@ class OfficialJavaClientTest {
       core.deleteNamespacedConfigMap("live", "default").execute();
       await().atMost(Duration.ofSeconds(30)).until(() -> events.contains("delete live"));
       assertThat(events).containsExactly("add before", "add live", "update live 2", "delete live");
+      // OkHttp negotiated HTTP/2 by ALPN for every request, the informer's watch included
+      assertThat(server.requestsByProtocol()).containsOnlyKeys("h2");
     } finally {
       factory.stopAllRegisteredInformers();
     }

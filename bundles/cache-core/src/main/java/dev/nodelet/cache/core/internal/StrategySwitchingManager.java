@@ -264,13 +264,22 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       snapshot = new HashMap<>(objects);
     }
     List<CachedObject> result = new ArrayList<>(snapshot.size());
-    snapshot.forEach((key, references) -> {
-      Optional<ObjectState> state = current.store.state(key.namespace(), key.name());
-      result.add(new CachedObject(key.namespace(), key.name(), current.strategy, state, references,
-          current.store.lastAccess(key.namespace(), key.name())));
-    });
+    snapshot.forEach((key, references) -> result.add(cachedObject(current, key, references)));
+    // served too: objects that only pods of a previous run reference, read back from disk
+    for (ObjectStore.Restored restored : current.store.restoredObjects()) {
+      ObjectKey key = new ObjectKey(restored.namespace(), restored.name());
+      if (!snapshot.containsKey(key)) {
+        result.add(cachedObject(current, key, restored.pods()));
+      }
+    }
     result.sort(Comparator.comparing(CachedObject::namespace).thenComparing(CachedObject::name));
     return result;
+  }
+
+  private CachedObject cachedObject(ActiveStore<T> current, ObjectKey key, int references) {
+    return new CachedObject(key.namespace(), key.name(), current.strategy,
+        current.store.state(key.namespace(), key.name()), references,
+        current.store.lastAccess(key.namespace(), key.name()));
   }
 
   @Override
@@ -293,14 +302,26 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   }
 
   private ObjectReceipt receipt(ActiveStore<T> current, String namespace, String name) {
-    Optional<WatchFeed.Observed> observed = feed.observed(namespace, name);
     Optional<String> stale = current.store.staleness(namespace, name);
-    if (stale.isEmpty() && current.store.state(namespace, name).orElse(null) == ObjectState.STOPPED) {
+    Optional<ObjectState> state = current.store.state(namespace, name);
+    if (stale.isEmpty() && state.orElse(null) == ObjectState.STOPPED) {
       stale = Optional.of("its store is stopped");
     }
+    Optional<T> diskCopy = state.orElse(null) == ObjectState.FROM_DISK
+        ? current.store.diskCopy(namespace, name) : Optional.empty();
+    if (diskCopy.isPresent()) {
+      // what the pod is served is the copy from disk, which may be stale even while the store reports nothing wrong
+      ObjectMeta metadata = diskCopy.get().getMetadata();
+      String why = "served from the copy a previous run stored on disk, which the API server has not confirmed yet"
+          + stale.map(reason -> ": " + reason).orElse("");
+      return new ObjectReceipt(type.plural(), namespace, name, Optional.ofNullable(metadata.getUid()),
+          Optional.ofNullable(metadata.getResourceVersion()), WatchFeed.lastChanged(metadata), Optional.empty(),
+          current.strategy, Optional.of(why), state);
+    }
+    Optional<WatchFeed.Observed> observed = feed.observed(namespace, name);
     return new ObjectReceipt(type.plural(), namespace, name, observed.map(WatchFeed.Observed::uid),
         observed.map(WatchFeed.Observed::resourceVersion), observed.flatMap(WatchFeed.Observed::lastChanged),
-        observed.map(WatchFeed.Observed::seen), current.strategy, stale);
+        observed.map(WatchFeed.Observed::seen), current.strategy, stale, state);
   }
 
   @Override

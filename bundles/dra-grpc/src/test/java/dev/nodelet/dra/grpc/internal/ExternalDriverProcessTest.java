@@ -18,14 +18,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,19 +37,12 @@ class ExternalDriverProcessTest {
 
   @TempDir
   Path temp;
-  private final List<Process> processes = new ArrayList<>();
-
-  @AfterEach
-  void stopDrivers() throws InterruptedException {
-    for (Process process : processes) {
-      process.destroyForcibly().waitFor();
-    }
-  }
+  @AutoClose
+  private final ExampleProcesses drivers = new ExampleProcesses();
 
   @Test
   void aKilledDriverIsRetriedWithBackoffAndItsRestartCausesNoSliceChurn() throws Exception {
-    Path registry = Files.createDirectory(temp.resolve("registry"),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path registry = ExampleProcesses.registry(temp);
     Path plugins = temp.resolve("plugins");
     // a short monitor backoff keeps the test fast; the grace period is the default 30 s
     ControllerOptions options = new ControllerOptions(Duration.ofSeconds(30), Duration.ofMillis(5),
@@ -108,15 +99,9 @@ class ExternalDriverProcessTest {
   }
 
   private Process startDriver(Path registry, Path plugins, int devices) throws IOException {
-    Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", ExampleProcesses.classpath(), "dev.nodelet.examples.externaldriver.ExternalDriver",
+    return drivers.start(ProcessBuilder.Redirect.INHERIT, "dev.nodelet.examples.externaldriver.ExternalDriver",
         "--registry", registry.toString(), "--plugins", plugins.toString(), "--name", DRIVER,
-        "--devices", String.valueOf(devices))
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.INHERIT)
-        .start();
-    processes.add(process);
-    return process;
+        "--devices", String.valueOf(devices));
   }
 
   private static int devices(KubernetesClient client) {

@@ -20,12 +20,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,19 +40,12 @@ class KubeletDriverProcessTest {
 
   @TempDir
   Path temp;
-  private final List<Process> processes = new ArrayList<>();
-
-  @AfterEach
-  void stopDrivers() throws InterruptedException {
-    for (Process process : processes) {
-      process.destroyForcibly().waitFor();
-    }
-  }
+  @AutoClose
+  private final ExampleProcesses drivers = new ExampleProcesses();
 
   @Test
   void aKubeletDriverPreparesAndReportsHealthAndAKilledDriversUnprepareWaitsForItsRestart() throws Exception {
-    Path registry = Files.createDirectory(temp.resolve("registry"),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path registry = ExampleProcesses.registry(temp);
     Path plugins = temp.resolve("plugins");
     Path log = temp.resolve("driver.log");
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
@@ -135,14 +126,8 @@ class KubeletDriverProcessTest {
   }
 
   private Process startDriver(EmbeddedApiServer server, Path registry, Path plugins, Path log) throws IOException {
-    Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", ExampleProcesses.classpath(), "dev.nodelet.examples.kubeletdriver.KubeletDriver",
-        "--server", server.url(), "--node", NODE, "--registry", registry.toString(), "--plugins", plugins.toString(),
-        "--name", DRIVER, "--devices", "2")
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .start();
-    processes.add(process);
-    return process;
+    return drivers.start(ProcessBuilder.Redirect.appendTo(log.toFile()),
+        "dev.nodelet.examples.kubeletdriver.KubeletDriver", "--server", server.url(), "--node", NODE,
+        "--registry", registry.toString(), "--plugins", plugins.toString(), "--name", DRIVER, "--devices", "2");
   }
 }

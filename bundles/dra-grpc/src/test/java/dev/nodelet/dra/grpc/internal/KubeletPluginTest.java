@@ -28,14 +28,10 @@ import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,49 +48,29 @@ class KubeletPluginTest {
 
   @TempDir
   Path temp;
-  private Path registry;
-  private Path plugins;
-  private Transport transport;
-  private RegistrationWatcher watcher;
-  private final Map<Path, RegisteredDriver> published = new ConcurrentHashMap<>();
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private DriverFolders folders;
 
   @BeforeEach
   void folders() throws IOException {
-    registry = Files.createDirectory(temp.resolve("registry"),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    plugins = Files.createDirectory(temp.resolve("plugins"));
-    transport = new Transport(1);
-    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, Duration.ofSeconds(2)),
-        (driver, socket) -> {
-          published.put(socket, driver);
-          return () -> published.remove(socket, driver);
-        });
-    watcher.start();
+    folders = new DriverFolders(temp);
+    folders.startWatcher();
   }
 
   @AfterEach
   void close() throws Exception {
-    watcher.close();
-    for (AutoCloseable resource : resources) {
-      resource.close();
-    }
-    transport.close();
+    folders.close();
   }
 
   private FakeDriver serve(String name, List<String> versions, ServerServiceDefinition... services) {
-    Path endpoint = plugins.resolve(name + ".sock");
+    Path endpoint = folders.plugins.resolve(name + ".sock");
     PluginInfo info = PluginInfo.newBuilder().setType("DRAPlugin").setName(name).setEndpoint(endpoint.toString())
         .addAllSupportedVersions(versions).build();
-    FakeDriver driver = new FakeDriver(registry.resolve(name + "-reg.sock"), endpoint, info, "rw-------",
-        "rw-------", services);
-    resources.add(driver);
-    return driver;
+    return folders.closeLater(new FakeDriver(folders.registry.resolve(name + "-reg.sock"), endpoint, info,
+        "rw-------", "rw-------", services));
   }
 
   private RegisteredDriver registered(FakeDriver driver) {
-    await().until(() -> published.containsKey(driver.registrationSocket));
-    return published.get(driver.registrationSocket);
+    return folders.registered(driver);
   }
 
   /** Prepares every claim with one device, fails claims named "broken"; records the calls. */
@@ -183,7 +159,7 @@ class KubeletPluginTest {
     RegistrationStatus status = driver.statuses.get(0);
     assertThat(status.getPluginRegistered()).isFalse();
     assertThat(status.getError()).contains("old.example.com", "[1.0.0]", "v1.DRAPlugin");
-    assertThat(published).isEmpty();
+    assertThat(folders.published).isEmpty();
   }
 
   @Test
@@ -214,7 +190,7 @@ class KubeletPluginTest {
         new Plugin().bindService(), health.bindService());
     Recorder recorder = new Recorder();
     Subscription subscription = registered(withHealth).watchHealth(recorder);
-    resources.add(0, subscription);
+    folders.closeLater(subscription);
     await().until(() -> !recorder.reports.isEmpty());
     DeviceHealth report = recorder.reports.get(0).get(0);
     assertThat(report.poolName()).isEqualTo("node-a");
@@ -224,7 +200,7 @@ class KubeletPluginTest {
 
     FakeDriver without = serve("nic.example.com", List.of("v1.DRAPlugin"), new Plugin().bindService());
     Recorder none = new Recorder();
-    resources.add(0, registered(without).watchHealth(none));
+    folders.closeLater(registered(without).watchHealth(none));
     await().until(() -> !none.errors.isEmpty());
     assertThat(none.errors).containsExactly(false);
   }

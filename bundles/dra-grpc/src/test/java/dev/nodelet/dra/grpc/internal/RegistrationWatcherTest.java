@@ -19,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,51 +29,35 @@ class RegistrationWatcherTest {
 
   @TempDir
   Path temp;
+  private DriverFolders folders;
   private Path registry;
   private Path plugins;
-  private Transport transport;
-  private RegistrationWatcher watcher;
-  private final Map<Path, RegisteredDriver> published = new ConcurrentHashMap<>();
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private Map<Path, RegisteredDriver> published;
 
   @BeforeEach
   void folders() throws IOException {
-    registry = Files.createDirectory(temp.resolve("registry"),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    plugins = Files.createDirectory(temp.resolve("plugins"));
-    transport = new Transport(1);
+    folders = new DriverFolders(temp);
+    registry = folders.registry;
+    plugins = folders.plugins;
+    published = folders.published;
   }
 
   @AfterEach
   void close() throws Exception {
-    if (watcher != null) {
-      watcher.close();
-    }
-    for (AutoCloseable resource : resources) {
-      resource.close();
-    }
-    transport.close();
+    folders.close();
   }
 
   private void startWatcher() {
-    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, Duration.ofSeconds(2)),
-        (driver, socket) -> {
-          published.put(socket, driver);
-          return () -> published.remove(socket, driver);
-        });
-    watcher.start();
+    folders.startWatcher();
   }
 
   private <T extends AutoCloseable> T closeLater(T resource) {
-    resources.add(resource);
-    return resource;
+    return folders.closeLater(resource);
   }
 
   private RecordingListener subscribe(FakeDriver driver) {
-    await().until(() -> published.containsKey(driver.registrationSocket));
     RecordingListener listener = new RecordingListener();
-    Subscription subscription = published.get(driver.registrationSocket).subscribe(listener);
-    resources.add(0, subscription);
+    closeLater(folders.registered(driver).subscribe(listener));
     return listener;
   }
 
@@ -226,12 +209,8 @@ class RegistrationWatcherTest {
   /** kill -9 of a driver: its sockets stay, nothing answers; past the limit the driver is withdrawn. */
   @Test
   void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
-    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), Duration.ofMillis(500),
-        new Registrar(transport, Duration.ofSeconds(2)), (driver, socket) -> {
-          published.put(socket, driver);
-          return () -> published.remove(socket, driver);
-        });
-    watcher.start();
+    folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20), Duration.ofMillis(500),
+        new Registrar(folders.transport, Duration.ofSeconds(2)), folders.publisher()));
     FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "gpu.example.com",
         Snapshots.sending(Snapshots.devices("pool", 1))));
     RecordingListener listener = subscribe(driver);
@@ -256,8 +235,8 @@ class RegistrationWatcherTest {
         Snapshots.sending(Snapshots.devices("pool", 1)));
     List<Subscription> subscriptions = new ArrayList<>();
     // like the controller: a withdrawn driver's subscription is closed
-    watcher = new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, Duration.ofSeconds(2)),
-        (registered, socket) -> {
+    RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
+        new Registrar(folders.transport, Duration.ofSeconds(2)), (registered, socket) -> {
           RecordingListener listener = new RecordingListener();
           Subscription subscription = registered.subscribe(listener);
           subscriptions.add(subscription);
@@ -266,12 +245,11 @@ class RegistrationWatcherTest {
             published.remove(socket);
             subscription.close();
           };
-        });
-    watcher.start();
+        }));
     await().until(() -> published.size() == 1);
 
     watcher.close();
-    transport.close();
+    folders.transport.close();
     driver.close();
 
     assertThat(published).isEmpty();

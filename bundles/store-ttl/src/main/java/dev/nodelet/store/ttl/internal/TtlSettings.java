@@ -1,14 +1,17 @@
 package dev.nodelet.store.ttl.internal;
 
+import dev.nodelet.persistence.PersistenceConfig;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
+import java.util.Optional;
 
 /**
  * A validated configuration of {@value TtlStrategyComponent#PID}.
  *
  * @param defaultTtlSeconds {@code default.ttl.seconds}
  * @param useNodeAnnotation {@code use.node.ttl.annotation}
+ * @param persistence the {@code persistence.*} keys, if {@code persistence.dir} is set
  */
-record TtlSettings(long defaultTtlSeconds, boolean useNodeAnnotation) {
+record TtlSettings(long defaultTtlSeconds, boolean useNodeAnnotation, Optional<PersistenceConfig> persistence) {
 
   static final String DEFAULT_TTL = "default.ttl.seconds";
   static final long MAX_TTL_SECONDS = TtlStoreStrategy.MAX_TTL.getSeconds();
@@ -28,11 +31,14 @@ record TtlSettings(long defaultTtlSeconds, boolean useNodeAnnotation) {
       throw new IllegalArgumentException(DEFAULT_TTL + ": must be between 0 and " + MAX_TTL_SECONDS
           + " seconds, was " + ttl);
     }
-    return new TtlSettings(ttl, config.use_node_ttl_annotation());
+    return new TtlSettings(ttl, config.use_node_ttl_annotation(), PersistenceConfig.from(config.persistence_dir(),
+        config.persistence_key_file(), config.persistence_encrypt_configmaps(), config::persistence_max_bytes,
+        config::persistence_restored_grace_seconds));
   }
 
   @Override
   public String toString() {
-    return DEFAULT_TTL + "=" + defaultTtlSeconds + ", use.node.ttl.annotation=" + useNodeAnnotation;
+    return DEFAULT_TTL + "=" + defaultTtlSeconds + ", use.node.ttl.annotation=" + useNodeAnnotation
+        + persistence.map(p -> ", " + p).orElse("");
   }
 }

@@ -5,6 +5,7 @@ import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.persistence.PersistenceSwitch;
 import dev.nodelet.store.ttl.TtlStoreMetrics;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * re-activates it. It keeps no watch: the node's annotation comes from the {@link NodeIdentity} service, which
  * watches the node anyway (a watch of its own, stopped within milliseconds of its start, can leave its connection
  * open in the shared client). So a strategy it replaces holds nothing and closes at once, while its stores keep
- * serving until the managers have moved.
+ * serving until the managers have moved. With {@code persistence.dir} set, its stores keep what they fetch on disk;
+ * the directory stays open across changes that keep the {@code persistence.*} keys and is reopened when they change.
  */
 @Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = TtlStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=ttl")
@@ -44,6 +46,7 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   private final LastGoodConfiguration<TtlStrategyConfiguration, TtlSettings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
   private final TtlStoreMetrics metrics = new TtlStoreMetrics();
+  private final PersistenceSwitch persistence;
   private volatile TtlStoreStrategy strategy;
 
   /**
@@ -55,6 +58,7 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
     this.client = client;
     this.node = node;
     this.configuration = LastGoodConfiguration.activate(PID, "the TTL store strategy", config, TtlSettings::from);
+    this.persistence = new PersistenceSwitch(node.nodeName());
     this.strategy = build(configuration.current());
     LOG.info("TTL store strategy active: {}", describe(configuration.current()));
   }
@@ -75,12 +79,15 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
     if (s.useNodeAnnotation()) {
       builder.nodeName(node.nodeName()).nodeAnnotations(node::nodeAnnotation);
     }
+    persistence.use(s.persistence()).ifPresent(open -> builder.persistence(open)
+        .restoredReferenceGrace(s.persistence().orElseThrow().restoredGrace()));
     return builder.build();
   }
 
   private String describe(TtlSettings s) {
     return "default TTL " + s.defaultTtlSeconds() + " s, node annotation "
-        + (s.useNodeAnnotation() ? "of " + node.nodeName() : "ignored");
+        + (s.useNodeAnnotation() ? "of " + node.nodeName() : "ignored")
+        + s.persistence().map(p -> ", " + p).orElse("");
   }
 
   /** The configuration in force. */
@@ -102,5 +109,6 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   @Deactivate
   void deactivate() {
     strategy.close();
+    persistence.close();
   }
 }

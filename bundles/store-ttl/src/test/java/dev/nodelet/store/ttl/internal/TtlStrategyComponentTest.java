@@ -132,7 +132,7 @@ class TtlStrategyComponentTest {
       assertThat(fetches()).as("the manager's store still has the old TTL").isEqualTo(before);
       manager.useStrategy("ttl", component);
 
-      assertThat(component.settings()).isEqualTo(new TtlSettings(0, false));
+      assertThat(component.settings()).isEqualTo(new TtlSettings(0, false, Optional.empty()));
       before = fetches();
       manager.get("ns", "a");
       manager.get("ns", "a");

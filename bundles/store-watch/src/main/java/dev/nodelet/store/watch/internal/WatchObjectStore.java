@@ -552,6 +552,26 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     return item == null ? Optional.empty() : Optional.of(item.state(stopped));
   }
 
+  /** The items whose every reference was read back from disk; under this store's lock, which guards the references. */
+  @Override
+  public synchronized List<Restored> restoredObjects() {
+    List<Restored> result = new ArrayList<>();
+    items.values().forEach(names -> names.values().forEach(item -> {
+      if (!item.restoredPods.isEmpty() && item.restoredPods.containsAll(item.references.keySet())) {
+        result.add(new Restored(item.namespace, item.name, item.restoredPods.size()));
+      }
+    }));
+    return result;
+  }
+
+  @Override
+  public Optional<T> diskCopy(String namespace, String name) {
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    WatchItem<T> item = names == null ? null : names.get(name);
+    WatchItem.Snapshot<T> snapshot = item == null ? null : item.snapshot;
+    return snapshot != null && snapshot.fromDisk() ? Optional.ofNullable(snapshot.object()) : Optional.empty();
+  }
+
   @Override
   public Optional<String> staleness(String namespace, String name) {
     Map<String, WatchItem<T>> names = items.get(namespace);

@@ -9,6 +9,7 @@ import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectReceipt;
 import dev.nodelet.objectcache.PodReceipt;
+import dev.nodelet.objectcache.testing.Resources;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -21,9 +22,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,18 +36,11 @@ class ReceiptsTest {
   private static final String NS = "receipts";
   private static final Duration WAIT = Duration.ofSeconds(30);
 
-  private final List<AutoCloseable> resources = new ArrayList<>();
-
-  @AfterEach
-  void close() throws Exception {
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
-  }
+  @AutoClose
+  private final Resources resources = new Resources();
 
   private <T extends AutoCloseable> T closeLater(T resource) {
-    resources.add(resource);
-    return resource;
+    return resources.closeLater(resource);
   }
 
   private static Pod pod() {

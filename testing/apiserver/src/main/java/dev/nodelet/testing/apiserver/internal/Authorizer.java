@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * its user allow, decided as the API server's RBAC authorizer does ({@code rbac/v1} rule matching); a request
  * without any {@code Authorization} header is allowed everything, so tests that use no token are unaffected.
  * Paths that are not resources (discovery, {@code /version}) are open to every known user, as the
- * {@code system:discovery} role makes them on a real cluster.
+ * {@code system:discovery} role makes them on a real cluster. The admin token, if any, is allowed everything as no
+ * token is: kubectl asks for a password on an HTTPS server when its kubeconfig names no credentials.
  */
 public final class Authorizer {
 
@@ -30,10 +31,12 @@ public final class Authorizer {
   }
 
   private final Map<String, Subject> byToken;
+  private final String adminHeader; // null: no admin token
   private final List<DeniedRequest> denied = new CopyOnWriteArrayList<>();
 
-  public Authorizer(Map<String, Subject> byToken) {
+  public Authorizer(Map<String, Subject> byToken, String adminToken) {
     this.byToken = Map.copyOf(byToken);
+    this.adminHeader = adminToken == null ? null : BEARER + adminToken;
   }
 
   public List<DeniedRequest> denied() {
@@ -47,7 +50,7 @@ public final class Authorizer {
   /** {@code null} when the request may go on; else the 401 or 403 answer, recorded. */
   MockResponse check(RecordedRequest request) {
     String header = request.getHeader("Authorization");
-    if (byToken.isEmpty() || header == null) {
+    if (byToken.isEmpty() || header == null || header.equals(adminHeader)) {
       return null;
     }
     Access access = Access.of(request.method(), request.getPath());

@@ -10,32 +10,56 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.file.FileSystemOptions;
+import io.vertx.core.http.Http2Settings;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.PfxOptions;
 import java.net.InetAddress;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The HTTP side: a Vert.x server (the mock server's own HTTP stack) whose requests go through the mock server's
  * request handler and WebSocket upgrade, plus the one thing that handler cannot do, streaming a watch over plain
  * HTTP. The mock server's {@code MockWebServer} binds once and cannot rebind, hence this class to restart on the
  * same port.
+ *
+ * <p>With certificates it serves HTTPS only, HTTP/2 or HTTP/1.1 as ALPN decides; without, plain HTTP/1.1 and
+ * HTTP/2 cleartext (prior knowledge or {@code Upgrade: h2c}). Either way an HTTP/2 connection carries at most
+ * {@link #MAX_CONCURRENT_STREAMS} streams at once, as a kube-apiserver's does: Netty answers a stream beyond it with
+ * {@code RST_STREAM(REFUSED_STREAM)}.
  */
 public final class HttpFrontEnd {
 
+  /** The kube-apiserver's {@code SETTINGS_MAX_CONCURRENT_STREAMS} (its {@code --http2-max-streams-per-connection}). */
+  public static final int MAX_CONCURRENT_STREAMS = 100;
+
   private final ApiServerDispatcher dispatcher;
   private final InetAddress address;
+  private final ServingCertificates certificates; // null: plain HTTP
+  // one entry per TCP connection, keyed by the client's address: an h2c upgrade replaces the HTTP/1.1 connection
+  // object of the same socket
+  private final Map<String, HttpConnection> connections = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> requestsByProtocol = new ConcurrentHashMap<>();
   private int port;
   private Vertx vertx;
   private HttpServer server;
 
-  public HttpFrontEnd(ApiServerDispatcher dispatcher, InetAddress address, int port) {
+  public HttpFrontEnd(ApiServerDispatcher dispatcher, InetAddress address, int port,
+      ServingCertificates certificates) {
     this.dispatcher = dispatcher;
     this.address = address;
     this.port = port;
+    this.certificates = certificates;
   }
 
   public synchronized void start() {
@@ -53,11 +77,31 @@ public final class HttpFrontEnd {
         return dispatcher.dispatch(request);
       }
     };
-    HttpServer s = vertx.createHttpServer(new HttpServerOptions()
+    HttpServerOptions options = new HttpServerOptions()
         .setHost(address.getHostAddress())
         .setPort(port)
-        .setHandle100ContinueAutomatically(true));
+        .setHandle100ContinueAutomatically(true)
+        .setHttp2ClearTextEnabled(true)
+        .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_CONCURRENT_STREAMS));
+    if (certificates != null) {
+      options.setSsl(true)
+          .setUseAlpn(true)
+          .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1))
+          .setKeyCertOptions(new PfxOptions()
+              .setValue(io.vertx.core.buffer.Buffer.buffer(certificates.servingKeyStore()))
+              .setPassword(certificates.storePassword()));
+    }
+    HttpServer s = vertx.createHttpServer(options);
+    s.connectionHandler(connection -> {
+      String client = connection.remoteAddress().toString();
+      connections.put(client, connection);
+      connection.closeHandler(v -> connections.remove(client, connection));
+    });
     s.requestHandler(request -> {
+      requestsByProtocol.computeIfAbsent(request.version().alpnName(), k -> new LongAdder()).increment();
+      if (request.version() == HttpVersion.HTTP_2 && request.getHeader("Host") == null && request.host() != null) {
+        request.headers().set("Host", request.host()); // HTTP/2 sends :authority instead; discovery answers with it
+      }
       if (isPlainHttpWatch(request)) {
         streamWatch(request);
       } else {
@@ -82,6 +126,19 @@ public final class HttpFrontEnd {
     await(vertx.close());
     server = null;
     vertx = null;
+    connections.clear();
+  }
+
+  /** The open client connections, each one TCP connection whatever its protocol. */
+  public int openConnections() {
+    return connections.size();
+  }
+
+  /** How many requests arrived per protocol ({@code http/1.1}, {@code h2}) since the server was made. */
+  public Map<String, Long> requestsByProtocol() {
+    Map<String, Long> counts = new TreeMap<>();
+    requestsByProtocol.forEach((protocol, count) -> counts.put(protocol, count.sum()));
+    return counts;
   }
 
   public synchronized boolean isRunning() {

@@ -3,6 +3,8 @@ package dev.nodelet.kube.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.kube.internal.watch.Engine;
+import dev.nodelet.kube.internal.watch.EngineSettings;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -12,13 +14,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class NodeIdentityInformerTest {
+class NodeIdentityReflectorTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   private EmbeddedApiServer server;
   private KubernetesClient admin;
   private KubernetesClient nodeletClient;
+  private Engine reflectors;
 
   @BeforeEach
   void startServer() {
@@ -26,10 +29,13 @@ class NodeIdentityInformerTest {
     admin = server.newClient();
     nodeletClient = new KubeClientFactory().create(
         KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
+    reflectors = new Engine(nodeletClient, EngineSettings.builder()
+        .backoff(java.time.Duration.ofMillis(50), java.time.Duration.ofMillis(500)).build());
   }
 
   @AfterEach
   void stopServer() {
+    reflectors.close();
     nodeletClient.close();
     admin.close();
     server.close();
@@ -43,7 +49,7 @@ class NodeIdentityInformerTest {
   @Test
   void followsTheUidOfItsOwnNodeOnly() {
     createNode("node-b");
-    try (NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a")) {
+    try (NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, "node-a")) {
       identity.start();
       await().atMost(WAIT).until(() -> server.openWatches("nodes", "metadata.name=node-a") == 1);
       assertThat(identity.nodeName()).isEqualTo("node-a");
@@ -66,7 +72,7 @@ class NodeIdentityInformerTest {
   @Test
   void followsTheAnnotationsOfItsNode() {
     createNode("node-a");
-    try (NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a")) {
+    try (NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, "node-a")) {
       identity.start();
       await().atMost(WAIT).until(() -> identity.nodeUid().isPresent());
       assertThat(identity.nodeAnnotation("node.alpha.kubernetes.io/ttl")).isEmpty();
@@ -86,7 +92,7 @@ class NodeIdentityInformerTest {
   void startDoesNotWaitForTheServerAndRetriesUntilItIsBack() {
     String uid = createNode("node-a").getMetadata().getUid();
     server.stop();
-    try (NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a")) {
+    try (NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, "node-a")) {
       identity.start();
       assertThat(identity.nodeUid()).isEmpty();
 
@@ -97,15 +103,16 @@ class NodeIdentityInformerTest {
   }
 
   @Test
-  void closingTheClientRightAfterTheInformerStillEndsTheWatch() {
+  void closingTheClientRightAfterTheReflectorStillEndsTheWatch() {
     createNode("node-a");
-    NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a");
+    NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, "node-a");
     identity.start();
-    // the UID arrives with the initial list, while the watch may still be connecting
+    // the UID arrives with the initial events, while the watch is open
     await().atMost(WAIT).until(() -> identity.nodeUid().isPresent());
 
-    // what deactivation does; a WebSocket watch caught here would stay open on the server (and in this JVM)
+    // what deactivation does
     identity.close();
+    reflectors.close();
     nodeletClient.close();
 
     await().atMost(WAIT).until(() -> server.openWatches("nodes") == 0);
@@ -113,7 +120,7 @@ class NodeIdentityInformerTest {
 
   @Test
   void closeEndsTheWatch() {
-    NodeIdentityInformer identity = new NodeIdentityInformer(nodeletClient, "node-a");
+    NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, "node-a");
     identity.start();
     await().atMost(WAIT).until(() -> server.openWatches("nodes") == 1);
 

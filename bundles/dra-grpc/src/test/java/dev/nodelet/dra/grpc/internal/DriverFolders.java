@@ -1,0 +1,77 @@
+package dev.nodelet.dra.grpc.internal;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What the tests of drivers on real unix sockets share ({@code @AutoClose} on a field): the registration folder
+ * (private to this user, as the kubelet's is) and the plugin folder under a temporary folder, a transport, the
+ * drivers a watcher published by their registration socket, and whatever a test made; closed in the order that
+ * leaves nothing behind: the watcher, then what was made (the last first), then the transport.
+ */
+final class DriverFolders implements AutoCloseable {
+
+  final Path registry;
+  final Path plugins;
+  final Transport transport = new Transport(1);
+  final Map<Path, RegisteredDriver> published = new ConcurrentHashMap<>();
+  private final Deque<AutoCloseable> resources = new ArrayDeque<>();
+  private RegistrationWatcher watcher;
+
+  DriverFolders(Path temp) throws IOException {
+    registry = ExampleProcesses.registry(temp);
+    plugins = Files.createDirectory(temp.resolve("plugins"));
+  }
+
+  /** Publishes a registered driver into {@link #published} until it is withdrawn. */
+  RegistrationWatcher.Publisher publisher() {
+    return (driver, socket) -> {
+      published.put(socket, driver);
+      return () -> published.remove(socket, driver);
+    };
+  }
+
+  /** Starts a watcher of the registration folder that publishes into {@link #published}. */
+  RegistrationWatcher startWatcher() {
+    return start(new RegistrationWatcher(registry, Duration.ofMillis(20),
+        new Registrar(transport, Duration.ofSeconds(2)), publisher()));
+  }
+
+  /** Starts {@code watcher} and closes it first. */
+  RegistrationWatcher start(RegistrationWatcher watcher) {
+    this.watcher = watcher;
+    watcher.start();
+    return watcher;
+  }
+
+  /** Closes {@code resource} after the watcher, before whatever was registered earlier; returns it. */
+  <T extends AutoCloseable> T closeLater(T resource) {
+    resources.push(resource);
+    return resource;
+  }
+
+  /** The driver the watcher published for {@code driver}'s registration socket, once it did. */
+  RegisteredDriver registered(FakeDriver driver) {
+    await().until(() -> published.containsKey(driver.registrationSocket));
+    return published.get(driver.registrationSocket);
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (watcher != null) {
+      watcher.close();
+    }
+    while (!resources.isEmpty()) {
+      resources.pop().close();
+    }
+    transport.close();
+  }
+}

@@ -1,0 +1,553 @@
+package dev.nodelet.kube.internal.watch;
+
+import dev.nodelet.kube.watch.Reflector;
+import dev.nodelet.kube.watch.ReflectorException;
+import dev.nodelet.kube.watch.ReflectorListener;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.http.AsyncBody;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A reflector that speaks to the API server through fabric8's transport-neutral {@link HttpClient}: it builds the
+ * list and watch requests itself and reads the watch stream line by line, so that it decides when a watch ends
+ * (fabric8's watch managers leave a watch open when it is closed before its response arrives).
+ *
+ * <p>All state changes run on the reflector's {@link SerialExecutor}; HTTP callbacks only hand over. A request is a
+ * {@link Call}; answers of a call that is no longer the current one are dropped and their body closed.
+ */
+final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HttpReflector.class);
+  static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+  private static final int MIN_WATCH_SECONDS = 300;
+
+  private final Engine engine;
+  private final Class<T> type;
+  private final ResourcePath path;
+  private final String fieldSelector;
+  private final String labelSelector;
+  private final ReflectorListener<T> listener;
+  private final HttpClient http;
+  private final KubernetesSerialization serialization;
+  private final SerialExecutor serial;
+  private final String what;
+
+  /** The objects as last reported; written on the serial executor only, read from anywhere. */
+  private final Map<String, T> known = new ConcurrentHashMap<>();
+  private volatile String resourceVersion;
+  private volatile boolean synced;
+  private volatile boolean closed;
+  private volatile Call current;
+  // serial executor only
+  private int failures;
+  private boolean failing;
+  private ScheduledFuture<?> retry;
+
+  HttpReflector(Engine engine, Class<T> type, String namespace, String fieldSelector, String labelSelector,
+      ReflectorListener<T> listener) {
+    this.engine = engine;
+    this.type = type;
+    this.path = new ResourcePath(engine.client.getMasterUrl(), type, namespace);
+    this.fieldSelector = fieldSelector;
+    this.labelSelector = labelSelector;
+    this.listener = listener;
+    this.http = engine.client.getHttpClient();
+    this.serialization = engine.client.getKubernetesSerialization();
+    this.serial = new SerialExecutor(engine.callbacks());
+    this.what = path.description() + (fieldSelector == null ? "" : " with fields " + fieldSelector)
+        + (labelSelector == null ? "" : " with labels " + labelSelector);
+  }
+
+  void start() {
+    serial.execute(this::connect);
+  }
+
+  @Override
+  public boolean isSynced() {
+    return synced && !closed;
+  }
+
+  @Override
+  public Optional<String> resourceVersion() {
+    return Optional.ofNullable(resourceVersion);
+  }
+
+  @Override
+  public List<T> list() {
+    return List.copyOf(known.values());
+  }
+
+  @Override
+  public Optional<T> get(String namespace, String name) {
+    return Optional.ofNullable(known.get(key(namespace, name)));
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    synced = false;
+    serial.close();
+    Call call = current;
+    if (call != null) {
+      call.cancel();
+    }
+    ScheduledFuture<?> r = retry;
+    if (r != null) {
+      r.cancel(false);
+    }
+    engine.removed(this);
+  }
+
+  @Override
+  public String toString() {
+    return "Reflector[" + what + "]";
+  }
+
+  // ---- requests (serial executor) ----
+
+  private void connect() {
+    retry = null;
+    if (closed) {
+      return;
+    }
+    if (resourceVersion == null || !synced) {
+      if (engine.tryWatchList()) {
+        watch(true);
+      } else {
+        listThenWatch();
+      }
+    } else {
+      watch(false);
+    }
+  }
+
+  private void listThenWatch() {
+    Map<String, String> query = new LinkedHashMap<>();
+    query.put("fieldSelector", fieldSelector);
+    query.put("labelSelector", labelSelector);
+    HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
+        .build();
+    Call call = new Call(false);
+    current = call;
+    CompletableFuture<HttpResponse<String>> response = http.sendAsync(request, String.class);
+    call.inFlight = response;
+    if (closed) {
+      call.cancel();
+      return;
+    }
+    response.whenComplete((answer, error) -> serial.execute(() -> listAnswered(call, answer, error)));
+  }
+
+  private void listAnswered(Call call, HttpResponse<String> answer, Throwable error) {
+    if (closed || call != current) {
+      return;
+    }
+    if (error != null) {
+      failed(new ReflectorException("cannot list " + what + ": " + error, 0, error));
+      return;
+    }
+    if (!answer.isSuccessful()) {
+      failed(statusError("list", answer.code(), answer.body()));
+      return;
+    }
+    Map<String, Object> list;
+    try {
+      list = serialization.unmarshal(answer.body(), Map.class);
+    } catch (RuntimeException e) {
+      failed(new ReflectorException("the list of " + what + " cannot be read: " + e.getMessage(), answer.code(), e));
+      return;
+    }
+    Map<String, T> items = new LinkedHashMap<>();
+    Object listed = list.get("items");
+    if (listed instanceof List<?> objects) {
+      for (Object object : objects) {
+        T item = serialization.convertValue(object, type);
+        items.put(key(item), item);
+      }
+    }
+    replace(items, resourceVersionOf(list));
+    watch(false);
+  }
+
+  private void watch(boolean watchList) {
+    Map<String, String> query = new LinkedHashMap<>();
+    query.put("watch", "true");
+    query.put("allowWatchBookmarks", "true");
+    query.put("fieldSelector", fieldSelector);
+    query.put("labelSelector", labelSelector);
+    if (watchList) {
+      query.put("sendInitialEvents", "true");
+      query.put("resourceVersionMatch", "NotOlderThan");
+      query.put("resourceVersion", resourceVersion == null ? "" : resourceVersion);
+    } else {
+      query.put("resourceVersion", resourceVersion);
+    }
+    // spread the server-side ends of many watches, as client-go does
+    query.put("timeoutSeconds",
+        Long.toString(MIN_WATCH_SECONDS + (long) (engine.random.getAsDouble() * MIN_WATCH_SECONDS)));
+    HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
+        .forStreaming().build();
+    Call call = new Call(watchList);
+    current = call;
+    CompletableFuture<HttpResponse<AsyncBody>> response = http.consumeBytes(request, (buffers, body) -> {
+      byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
+      serial.execute(() -> received(call, bytes, body));
+    });
+    call.inFlight = response;
+    response.whenComplete((answer, error) -> {
+      if (answer != null) {
+        call.opened(answer.body());
+        if (closed || call != current) {
+          answer.body().cancel(); // closed while in flight: the server sees the watch end now
+          return;
+        }
+        call.status = answer.code();
+        answer.body().done().whenComplete((ignored, failure) -> serial.execute(() -> ended(call, failure)));
+        answer.body().consume();
+      } else {
+        serial.execute(() -> ended(call, error));
+      }
+    });
+    if (closed) {
+      call.cancel();
+    }
+  }
+
+  private void received(Call call, byte[] bytes, AsyncBody body) {
+    if (closed || call != current) {
+      body.cancel();
+      return;
+    }
+    for (String line : call.lines.feed(bytes)) {
+      if (call != current) {
+        return; // a line ended this call (410, error)
+      }
+      if (call.status / 100 != 2) {
+        call.errorBody.append(line);
+      } else {
+        event(call, line);
+      }
+    }
+    if (call == current && !closed) {
+      body.consume();
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void event(Call call, String line) {
+    if (line.isBlank()) {
+      return;
+    }
+    Map<String, Object> event;
+    try {
+      event = serialization.unmarshal(line, Map.class);
+    } catch (RuntimeException e) {
+      call.cancel();
+      failed(new ReflectorException("a watch event of " + what + " cannot be read: " + e.getMessage(), 200, e));
+      return;
+    }
+    String eventType = String.valueOf(event.get("type"));
+    Object object = event.get("object");
+    if (!(object instanceof Map)) {
+      call.cancel();
+      failed(new ReflectorException("a " + eventType + " watch event of " + what + " has no object", 200, null));
+      return;
+    }
+    Map<String, Object> map = (Map<String, Object>) object;
+    switch (eventType) {
+      case "ADDED", "MODIFIED", "DELETED" -> change(call, eventType, serialization.convertValue(map, type));
+      case "BOOKMARK" -> bookmark(call, map);
+      case "ERROR" -> {
+        call.cancel();
+        int code = map.get("code") instanceof Number n ? n.intValue() : 0;
+        if (code == 410) {
+          gone();
+        } else {
+          failed(new ReflectorException("the watch of " + what + " ended with an error: " + map.get("message"),
+              code, null));
+        }
+      }
+      default -> LOG.debug("Ignoring a watch event of type {} on {}", eventType, what);
+    }
+  }
+
+  private void change(Call call, String eventType, T object) {
+    healthy();
+    if (call.initial != null) {
+      // WatchList: the initial state arrives as ADDED events, reported as a whole at the end bookmark
+      call.initial.put(key(object), object);
+      return;
+    }
+    String key = key(object);
+    resourceVersion = object.getMetadata().getResourceVersion();
+    if (eventType.equals("DELETED")) {
+      known.remove(key);
+      notify(() -> listener.onDelete(object));
+    } else {
+      T old = known.put(key, object);
+      notify(old == null ? () -> listener.onAdd(object) : () -> listener.onUpdate(old, object));
+    }
+  }
+
+  private void bookmark(Call call, Map<String, Object> object) {
+    healthy();
+    String version = resourceVersionOf(object);
+    if (call.initial != null) {
+      Object metadata = object.get("metadata");
+      Object annotations = metadata instanceof Map<?, ?> m ? m.get("annotations") : null;
+      if (annotations instanceof Map<?, ?> a && "true".equals(a.get(INITIAL_EVENTS_END))) {
+        engine.watchListServed();
+        Map<String, T> initial = call.initial;
+        call.initial = null;
+        replace(initial, version);
+      }
+      return;
+    }
+    if (version != null) {
+      resourceVersion = version;
+      notify(() -> listener.onBookmark(version));
+    }
+  }
+
+  /** The end of a watch's response: its stream ended, broke, or it never got one. */
+  private void ended(Call call, Throwable failure) {
+    if (closed || call != current) {
+      return;
+    }
+    current = null;
+    if (call.status == 410) {
+      gone();
+    } else if (call.status != 0 && call.status / 100 != 2) {
+      if (call.watchList && refusesWatchList(call.status)) {
+        engine.watchListRefused(what, call.status);
+        restart(0); // the fallback: LIST then WATCH, at once
+      } else {
+        failed(statusError("watch", call.status, call.errorBody.append(call.lines.rest()).toString()));
+      }
+    } else if (failure != null) {
+      failed(new ReflectorException("the watch of " + what + " failed: " + failure, call.status, failure));
+    } else if (call.initial != null) {
+      failed(new ReflectorException("the watch of " + what + " ended before its initial events did", 200, null));
+    } else {
+      restart(0); // a server-side end (timeout, cut): resume from the last resourceVersion
+    }
+  }
+
+  /** 410 Gone: the resourceVersion is too old; the one case that lists again. */
+  private void gone() {
+    current = null;
+    LOG.debug("The resourceVersion {} of {} is gone; listing again", resourceVersion, what);
+    synced = false;
+    resourceVersion = null;
+    restart(0);
+  }
+
+  private void failed(ReflectorException error) {
+    current = null;
+    failures++;
+    if (!failing) {
+      failing = true;
+      LOG.warn("{}; retrying with backoff", error.getMessage());
+    } else {
+      LOG.debug("{} (failure {})", error.getMessage(), failures);
+    }
+    notify(() -> listener.onError(error));
+    restart(backoffNanos());
+  }
+
+  private void healthy() {
+    if (failing) {
+      LOG.info("The list and watch of {} work again", what);
+    }
+    failing = false;
+    failures = 0;
+  }
+
+  private void restart(long minDelayNanos) {
+    if (closed) {
+      return;
+    }
+    long delay = engine.limiter.reserve(minDelayNanos);
+    try {
+      retry = engine.timer().schedule(() -> serial.execute(this::connect), delay, TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the engine is closing, and this reflector with it
+    }
+  }
+
+  private long backoffNanos() {
+    long initial = engine.settings.initialBackoff().toNanos();
+    long max = engine.settings.maxBackoff().toNanos();
+    long delay = initial << Math.min(failures - 1, 20);
+    if (delay <= 0 || delay > max) {
+      delay = max;
+    }
+    // jitter in the upper half: never longer than the maximum, never in step with other reflectors
+    return delay / 2 + (long) (engine.random.getAsDouble() * (delay / 2));
+  }
+
+  private void replace(Map<String, T> items, String version) {
+    for (Map.Entry<String, T> entry : List.copyOf(known.entrySet())) {
+      if (!items.containsKey(entry.getKey())) {
+        known.remove(entry.getKey());
+        notify(() -> listener.onDelete(entry.getValue()));
+      }
+    }
+    for (T item : items.values()) {
+      T old = known.put(key(item), item);
+      if (old == null) {
+        notify(() -> listener.onAdd(item));
+      } else if (!java.util.Objects.equals(old.getMetadata().getResourceVersion(),
+          item.getMetadata().getResourceVersion())) {
+        notify(() -> listener.onUpdate(old, item));
+      }
+    }
+    resourceVersion = version;
+    synced = true;
+    healthy();
+    notify(() -> listener.onSynced(version));
+  }
+
+  private void notify(Runnable callback) {
+    if (closed) {
+      return;
+    }
+    try {
+      callback.run();
+    } catch (RuntimeException e) {
+      LOG.error("A listener of {} failed", what, e);
+    }
+  }
+
+  private ReflectorException statusError(String verb, int status, String body) {
+    String message = null;
+    if (body != null && !body.isBlank()) {
+      try {
+        Map<?, ?> parsed = serialization.unmarshal(body, Map.class);
+        message = parsed.get("message") instanceof String s ? s : null;
+      } catch (RuntimeException e) {
+        message = null; // not a Status: the code alone says what happened
+      }
+    }
+    return new ReflectorException("cannot " + verb + " " + what + ": the API server answered " + status
+        + (message == null ? "" : " (" + message + ")"), status, null);
+  }
+
+  /** The answers of a server that does not serve WatchList (an older server or the WatchList gate off). */
+  private static boolean refusesWatchList(int status) {
+    return status == 400 || status == 422 || status == 415 || status == 501;
+  }
+
+  private static String resourceVersionOf(Map<String, Object> object) {
+    Object metadata = object.get("metadata");
+    Object version = metadata instanceof Map<?, ?> m ? m.get("resourceVersion") : null;
+    return version == null ? null : version.toString();
+  }
+
+  private static String key(HasMetadata object) {
+    return key(object.getMetadata().getNamespace(), object.getMetadata().getName());
+  }
+
+  private static String key(String namespace, String name) {
+    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
+  }
+
+  private static byte[] copy(List<ByteBuffer> buffers) {
+    int size = 0;
+    for (ByteBuffer buffer : buffers) {
+      size += buffer.remaining();
+    }
+    byte[] bytes = new byte[size];
+    int at = 0;
+    for (ByteBuffer buffer : buffers) {
+      int n = buffer.remaining();
+      buffer.get(bytes, at, n);
+      at += n;
+    }
+    return bytes;
+  }
+
+  /** One list or watch request and what its answer has delivered so far. */
+  private final class Call {
+    final boolean watchList;
+    final LineSplitter lines = new LineSplitter();
+    final StringBuilder errorBody = new StringBuilder();
+    /** WatchList only: the initial state until the initial-events-end bookmark; then null. */
+    Map<String, T> initial;
+    volatile CompletableFuture<?> inFlight;
+    volatile int status;
+    private volatile AsyncBody body;
+    private volatile boolean cancelled;
+
+    Call(boolean watchList) {
+      this.watchList = watchList;
+      this.initial = watchList ? new LinkedHashMap<>() : null;
+    }
+
+    /** The response arrived: keep its body to close, and close it at once if the call was cancelled meanwhile. */
+    void opened(AsyncBody answerBody) {
+      body = answerBody;
+      if (cancelled) {
+        answerBody.cancel();
+      }
+    }
+
+    /** Ends the request: its body if it has one, else the pending response (closed on arrival). */
+    void cancel() {
+      cancelled = true;
+      AsyncBody b = body;
+      if (b != null) {
+        b.cancel();
+      }
+      CompletableFuture<?> f = inFlight;
+      if (f != null) {
+        f.cancel(true);
+      }
+    }
+  }
+
+  /** Splits a byte stream into UTF-8 lines; a line may span chunks. */
+  static final class LineSplitter {
+    private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
+
+    List<String> feed(byte[] bytes) {
+      List<String> lines = new ArrayList<>(2);
+      int start = 0;
+      for (int i = 0; i < bytes.length; i++) {
+        if (bytes[i] == '\n') {
+          partial.write(bytes, start, i - start);
+          lines.add(partial.toString(StandardCharsets.UTF_8));
+          partial.reset();
+          start = i + 1;
+        }
+      }
+      partial.write(bytes, start, bytes.length - start);
+      return lines;
+    }
+
+    /** @return what came after the last line break */
+    String rest() {
+      return partial.toString(StandardCharsets.UTF_8);
+    }
+  }
+}

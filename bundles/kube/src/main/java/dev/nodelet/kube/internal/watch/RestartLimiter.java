@@ -1,0 +1,59 @@
+package dev.nodelet.kube.internal.watch;
+
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * The token bucket that every re-establishment of a watch goes through (the generic cell rate algorithm, one
+ * timestamp instead of a token count). Reservations never fail: each gets the delay after which it conforms, plus a
+ * jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window of
+ * {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
+ */
+final class RestartLimiter {
+
+  private final long intervalNanos;
+  private final long toleranceNanos;
+  private final LongSupplier nanoTime;
+  private final DoubleSupplier random;
+  private boolean used; // guarded by this
+  private long theoreticalArrival; // guarded by this
+  private long reservations; // guarded by this
+
+  RestartLimiter(double ratePerSecond, int burst, LongSupplier nanoTime, DoubleSupplier random) {
+    this.intervalNanos = Math.max(1, (long) (1_000_000_000L / ratePerSecond));
+    this.toleranceNanos = (burst - 1) * intervalNanos;
+    this.nanoTime = nanoTime;
+    this.random = random;
+  }
+
+  /**
+   * Reserves one start no earlier than {@code minDelayNanos} from now.
+   *
+   * @return the delay from now, in nanoseconds, after which the caller may start
+   */
+  long reserve(long minDelayNanos) {
+    long now = nanoTime.getAsLong();
+    long earliest = now + Math.max(0, minDelayNanos);
+    long start;
+    synchronized (this) {
+      if (!used) {
+        used = true;
+        theoreticalArrival = earliest;
+      }
+      start = Math.max(earliest, theoreticalArrival - toleranceNanos);
+      theoreticalArrival = Math.max(theoreticalArrival, start) + intervalNanos;
+      reservations++;
+    }
+    long jitter = (long) (random.getAsDouble() * intervalNanos);
+    return start - now + jitter;
+  }
+
+  /** @return how many starts were reserved so far */
+  synchronized long reservations() {
+    return reservations;
+  }
+
+  long intervalNanos() {
+    return intervalNanos;
+  }
+}

@@ -1,0 +1,52 @@
+package dev.nodelet.kube.watch;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * Told what changed in a {@link Reflector}'s objects. The reflector keeps the last state it reported, so after a
+ * relist the listener gets the difference (additions, updates, deletions) and not a replay. Callbacks of one reflector
+ * run one at a time on a small shared pool: they must not block.
+ *
+ * @param <T> the resource type
+ */
+@ConsumerType
+public interface ReflectorListener<T extends HasMetadata> {
+
+  /** @param object an object that appeared */
+  void onAdd(T object);
+
+  /**
+   * @param oldObject the object as reported before
+   * @param newObject the object now
+   */
+  void onUpdate(T oldObject, T newObject);
+
+  /** @param object the object as last seen, which is gone */
+  void onDelete(T object);
+
+  /**
+   * The reflector's objects match the server's at {@code resourceVersion}: after the first sync and after every
+   * relist. Events before this one describe the difference to the previous state.
+   *
+   * @param resourceVersion the resourceVersion of the sync
+   */
+  default void onSynced(String resourceVersion) {
+  }
+
+  /**
+   * A bookmark: nothing changed up to {@code resourceVersion}.
+   *
+   * @param resourceVersion the resourceVersion the watch has reached
+   */
+  default void onBookmark(String resourceVersion) {
+  }
+
+  /**
+   * A list or watch failed; the reflector retries on its own with backoff (and lists again only after 410 Gone).
+   *
+   * @param error what failed, naming the resource and, if the server answered, its status
+   */
+  default void onError(ReflectorException error) {
+  }
+}

@@ -1,0 +1,293 @@
+package dev.nodelet.kube.internal.watch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.nodelet.kube.internal.KubeClientFactory;
+import dev.nodelet.kube.internal.KubeSettings;
+import dev.nodelet.kube.watch.Reflector;
+import dev.nodelet.kube.watch.ReflectorEngine;
+import dev.nodelet.kube.watch.ReflectorException;
+import dev.nodelet.kube.watch.ReflectorListener;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The reflector against the embedded API server: real HTTP, real watches, requests counted by the server. */
+class ReflectorTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
+
+  private EmbeddedApiServer server;
+  private KubernetesClient admin;
+  private KubernetesClient client;
+  private final List<ReflectorEngine> engines = new ArrayList<>();
+
+  void startServer(int historySize) {
+    server = EmbeddedApiServer.builder().historySize(historySize).build().start();
+    admin = server.newClient();
+    // Nodelet's own client: no HTTP logging, no retries of its own
+    client = new KubeClientFactory().create(KubeSettings.builder().masterUrl(server.url()).nodeName("node-a")
+        .build());
+  }
+
+  @BeforeEach
+  void start() {
+    startServer(10_000);
+  }
+
+  @AfterEach
+  void stop() {
+    engines.forEach(ReflectorEngine::close);
+    client.close();
+    admin.close();
+    server.close();
+  }
+
+  private ReflectorEngine engine(ReflectorEngine.Builder builder) {
+    ReflectorEngine engine = builder.build();
+    engines.add(engine);
+    return engine;
+  }
+
+  private ReflectorEngine engine() {
+    return engine(ReflectorEngine.builder(client).backoff(Duration.ofMillis(20), Duration.ofMillis(200)));
+  }
+
+  private ConfigMap put(String name, String value) {
+    return admin.configMaps().inNamespace("default").resource(new ConfigMapBuilder().withNewMetadata()
+        .withName(name).withNamespace("default").endMetadata().addToData("k", value).build()).serverSideApply();
+  }
+
+  /** Records what a reflector reports, as "add a=1", "update a=2", "delete a", "synced". */
+  static final class Recorder implements ReflectorListener<ConfigMap> {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    final List<ReflectorException> errors = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onAdd(ConfigMap object) {
+      events.add("add " + object.getMetadata().getName() + "=" + object.getData().get("k"));
+    }
+
+    @Override
+    public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
+      events.add("update " + newObject.getMetadata().getName() + "=" + newObject.getData().get("k"));
+    }
+
+    @Override
+    public void onDelete(ConfigMap object) {
+      events.add("delete " + object.getMetadata().getName());
+    }
+
+    @Override
+    public void onSynced(String resourceVersion) {
+      events.add("synced");
+    }
+
+    @Override
+    public void onError(ReflectorException error) {
+      errors.add(error);
+    }
+  }
+
+  @Test
+  void syncsWithOneWatchListRequestThenFollowsUpdatesAndDeletes() {
+    put("a", "1");
+    put("b", "1");
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default").listener(recorder)
+        .start();
+
+    await().atMost(WAIT).until(reflector::isSynced);
+    assertThat(recorder.events).containsExactlyInAnyOrder("add a=1", "add b=1", "synced");
+    assertThat(recorder.events.get(2)).isEqualTo("synced");
+    assertThat(reflector.get("default", "a")).hasValueSatisfying(c -> assertThat(c.getData()).containsEntry("k", "1"));
+    // WatchList: the initial state came with the watch; no LIST at all
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+
+    put("a", "2");
+    admin.configMaps().inNamespace("default").withName("b").delete();
+    put("c", "1");
+    await().atMost(WAIT).until(() -> recorder.events.size() == 6);
+    assertThat(recorder.events.subList(3, 6)).containsExactly("update a=2", "delete b", "add c=1");
+    assertThat(reflector.list()).extracting(c -> c.getMetadata().getName()).containsExactlyInAnyOrder("a", "c");
+    assertThat(reflector.resourceVersion()).contains(Long.toString(server.resourceVersion()));
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+  }
+
+  @Test
+  void selectorsAndNamespaceNarrowWhatIsReflected() {
+    put("a", "1");
+    put("b", "1");
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default")
+        .fieldSelector("metadata.name=b").listener(recorder).start();
+    await().atMost(WAIT).until(reflector::isSynced);
+    assertThat(reflector.list()).extracting(c -> c.getMetadata().getName()).containsExactly("b");
+    assertThat(server.openWatches("configmaps", "metadata.name=b")).isEqualTo(1);
+  }
+
+  @Test
+  void aServerThatRefusesWatchListIsListedThenWatchedAndRemembered() {
+    put("a", "1");
+    server.failNext(Verb.WATCH, "configmaps", 1, 422); // what a server without the WatchList feature answers
+    ReflectorEngine engine = engine();
+    Recorder first = new Recorder();
+    Reflector<ConfigMap> reflector = engine.reflector(ConfigMap.class).namespace("default").listener(first).start();
+    await().atMost(WAIT).until(reflector::isSynced);
+    assertThat(first.events).containsExactly("add a=1", "synced");
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isEqualTo(1);
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    assertThat(first.errors).isEmpty(); // the fallback is not a failure
+
+    // a second reflector of the same engine goes straight to LIST then WATCH
+    long watches = server.requestCount(Verb.WATCH, "configmaps");
+    Reflector<ConfigMap> second = engine.reflector(ConfigMap.class).namespace("default").listener(new Recorder())
+        .start();
+    await().atMost(WAIT).until(() -> second.isSynced() && server.openWatches("configmaps") == 2);
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isEqualTo(2);
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(watches + 1);
+
+    put("a", "2");
+    await().atMost(WAIT).until(() -> first.events.contains("update a=2"));
+  }
+
+  @Test
+  void resumesAfterACutAndAfterAServerRestartWithoutListingAgain() {
+    put("a", "1");
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default").listener(recorder)
+        .start();
+    await().atMost(WAIT).until(reflector::isSynced);
+
+    server.cutWatches();
+    await().atMost(WAIT).until(() -> server.requestCount(Verb.WATCH, "configmaps") == 2
+        && server.openWatches("configmaps") == 1);
+    put("a", "2");
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=2"));
+
+    server.stop();
+    server.start();
+    put("a", "3");
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=3"));
+
+    // one WatchList at the start, then only watches from the last resourceVersion: no LIST, no second sync
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
+    assertThat(recorder.events).containsExactly("add a=1", "synced", "update a=2", "update a=3");
+  }
+
+  @Test
+  void goneListsExactlyOnceAndReportsTheDifference() {
+    stop();
+    startServer(5);
+    put("a", "1");
+    put("b", "1");
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine(ReflectorEngine.builder(client).watchList(false)
+        .backoff(Duration.ofMillis(20), Duration.ofMillis(100))).reflector(ConfigMap.class).namespace("default")
+        .listener(recorder).start();
+    await().atMost(WAIT).until(() -> reflector.isSynced() && server.openWatches("configmaps") == 1);
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isEqualTo(1);
+
+    // the watch is down while more changes happen than the server's history keeps
+    server.failNext(Verb.WATCH, "configmaps", 1_000, 503);
+    server.cutWatches();
+    admin.configMaps().inNamespace("default").withName("b").delete();
+    for (int i = 2; i <= 10; i++) {
+      put("a", Integer.toString(i));
+    }
+    await().atMost(WAIT).until(() -> !recorder.errors.isEmpty());
+    server.clearFailures();
+
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=10") && reflector.isSynced()
+        && server.openWatches("configmaps") == 1);
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isEqualTo(2);
+    assertThat(recorder.events.subList(0, 2)).containsExactlyInAnyOrder("add a=1", "add b=1");
+    assertThat(recorder.events.subList(2, recorder.events.size())).containsExactly("synced", "delete b",
+        "update a=10", "synced");
+    assertThat(recorder.errors).allSatisfy(e -> assertThat(e.status()).isEqualTo(503));
+  }
+
+  @Test
+  void closingWhileListsAndWatchesAreInFlightLeavesNoWatchAndNoThread() {
+    put("a", "1");
+    for (boolean watchList : new boolean[] {true, false}) {
+      ReflectorEngine engine = ReflectorEngine.builder(client).watchList(watchList).build();
+      for (int i = 0; i < 100; i++) {
+        Reflector<ConfigMap> reflector = engine.reflector(ConfigMap.class).namespace("default")
+            .listener(new Recorder()).start();
+        if (i % 4 == 1) {
+          long requests = server.requestCount(Verb.WATCH, "configmaps") + server.requestCount(Verb.LIST,
+              "configmaps");
+          // the request reached the server; its response may or may not have arrived
+          await().atMost(WAIT).until(() -> server.requestCount(Verb.WATCH, "configmaps")
+              + server.requestCount(Verb.LIST, "configmaps") > requests);
+        } else if (i % 4 == 2) {
+          await().atMost(WAIT).until(reflector::isSynced);
+        }
+        reflector.close();
+      }
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+      engine.close();
+      assertThat(engineThreads()).isEmpty();
+    }
+  }
+
+  @Test
+  void closingTheEngineClosesItsReflectorsAndRefusesNewOnes() {
+    ReflectorEngine engine = ReflectorEngine.builder(client).build();
+    Reflector<ConfigMap> reflector = engine.reflector(ConfigMap.class).listener(new Recorder()).start();
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+    engine.close();
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0);
+    assertThat(reflector.isSynced()).isFalse();
+    assertThat(engineThreads()).isEmpty();
+    assertThatThrownBy(() -> engine.reflector(ConfigMap.class).listener(new Recorder()).start())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+  }
+
+  @Test
+  void restartsAfterACutGoThroughTheSharedBucket() {
+    Engine engine = new Engine(client, EngineSettings.builder().restartRate(1_000).restartBurst(5).build(),
+        () -> 0L, () -> 0.0);
+    engines.add(engine);
+    List<Reflector<ConfigMap>> reflectors = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      reflectors.add(engine.reflector(ConfigMap.class).namespace("ns-" + i).listener(new Recorder()).start());
+    }
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 10);
+    assertThat(engine.limiter.reservations()).isZero(); // first starts do not wait for the bucket
+
+    server.cutWatches();
+    await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 10
+        && server.requestCount(Verb.WATCH, "configmaps") == 20);
+    assertThat(engine.limiter.reservations()).isEqualTo(10);
+  }
+
+  @Test
+  void badOptionsAreNamed() {
+    ReflectorEngine engine = engine();
+    assertThatThrownBy(() -> engine.reflector(ConfigMap.class).start())
+        .hasMessageContaining("needs a listener");
+    assertThatThrownBy(() -> engine.reflector(ConfigMap.class).namespace(" "))
+        .hasMessageContaining("namespace must not be empty");
+    assertThatThrownBy(() -> ReflectorEngine.builder(client).restartRate(-1).build())
+        .hasMessageContaining("restart rate");
+  }
+
+  static List<String> engineThreads() {
+    return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+        .filter(n -> n.startsWith(Engine.THREAD_PREFIX)).toList();
+  }
+}
