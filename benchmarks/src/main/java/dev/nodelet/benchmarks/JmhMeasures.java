@@ -16,7 +16,7 @@ import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
-/** Measures 1 and 3, run with JMH; the raw results go to {@code <json dir>/jmh-measure<n>.json}. */
+/** Measures 1, 3 and 9, run with JMH; the raw results go to {@code <json dir>/jmh-measure<n>.json}. */
 final class JmhMeasures {
 
   private JmhMeasures() {
@@ -66,6 +66,44 @@ final class JmhMeasures {
       }
     }
     return rows;
+  }
+
+  /** The overhead of metrics on the cached get (as measure 1) and on {@code registerPod} (as measure 3, shared). */
+  static List<Row> metricsOverhead(Settings settings) {
+    ChainedOptionsBuilder options = options(settings, MetricsOverheadBenchmark.class, 9);
+    if (!settings.smoke()) {
+      options.forks(2).warmupIterations(3).warmupTime(TimeValue.seconds(1))
+          .measurementIterations(5).measurementTime(TimeValue.seconds(1));
+    }
+    Collection<RunResult> results = run(options);
+    Result<?> getOff = primary(results, "get", "metrics=off");
+    Result<?> getOn = primary(results, "get", "metrics=on");
+    double off = median(getOff);
+    double on = median(getOn);
+    Main.log("metrics overhead, get: off %.1f ns, on %.1f ns", off, on);
+    var registerOff = primary(results, "registerPod", "metrics=off").getStatistics();
+    var registerOn = primary(results, "registerPod", "metrics=on").getStatistics();
+    // the benchmark reports nanoseconds; measure 3 shows microseconds
+    double p50Off = registerOff.getPercentile(50) / 1000;
+    double p50On = registerOn.getPercentile(50) / 1000;
+    double p99Off = registerOff.getPercentile(99) / 1000;
+    double p99On = registerOn.getPercentile(99) / 1000;
+    Main.log("metrics overhead, registerPod: p50 off %.2f µs, on %.2f µs; p99 off %.2f µs, on %.2f µs", p50Off,
+        p50On, p99Off, p99On);
+    return List.of(
+        new Row(9, "metrics on: cached get (as measure 1)", withError(getOn) + " (" + change(on, off) + ")",
+            "metrics off " + withError(getOff), "≤ 10 % over metrics off", Row.verdict(on <= 1.1 * off)),
+        new Row(9, "metrics on: registerPod, 10 references already watched (as measure 3)",
+            "p50 " + Stats.fmt(p50On) + " µs (" + change(p50On, p50Off) + "), p99 " + Stats.fmt(p99On) + " µs ("
+                + change(p99On, p99Off) + ") (" + registerOn.getN() + " samples)",
+            "metrics off: p50 " + Stats.fmt(p50Off) + " µs, p99 " + Stats.fmt(p99Off) + " µs ("
+                + registerOff.getN() + " samples)",
+            "p50 and p99 ≤ 10 % over metrics off", Row.verdict(p50On <= 1.1 * p50Off && p99On <= 1.1 * p99Off)));
+  }
+
+  private static String change(double value, double base) {
+    double percent = 100 * (value - base) / base;
+    return (percent >= 0 ? "+" : "−") + Stats.fmt(Math.abs(percent)) + " %";
   }
 
   private static ChainedOptionsBuilder options(Settings settings, Class<?> benchmark, int measure) {

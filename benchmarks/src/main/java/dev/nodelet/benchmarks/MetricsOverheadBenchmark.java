@@ -1,10 +1,8 @@
 package dev.nodelet.benchmarks;
 
+import dev.nodelet.cache.core.ManagerMetrics;
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
-import dev.nodelet.managers.internal.InstrumentedManagers;
-import dev.nodelet.managers.internal.ManagerMetrics;
-import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
@@ -27,8 +25,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The cost of metrics on the two hot paths: the cached get (128 synced objects read in turn, as measure 1) and
  * {@code registerPod} of a pod whose 10 ConfigMaps another pod already references (as measure 3, shared). With
- * {@code metrics=on} the calls go through the manager component the OSGi runtime registers, with its
- * {@link ManagerMetrics} and a {@link WatchStoreMetrics}; with {@code off}, through the plain manager it wraps.
+ * {@code metrics=on} the manager and its watch strategy are built with a {@link ManagerMetrics} and a
+ * {@link WatchStoreMetrics}, as the OSGi components build them; with {@code off}, without.
  */
 @State(Scope.Benchmark)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -42,8 +40,7 @@ public class MetricsOverheadBenchmark {
   private EmbeddedApiServer server;
   private KubernetesClient client;
   private WatchStoreStrategy strategy;
-  private SwitchableObjectManager<ConfigMap> plain;
-  private ObjectManager<ConfigMap> manager;
+  private SwitchableObjectManager<ConfigMap> manager;
   private final String[] names = new String[OBJECTS];
   private Pod pod;
   private boolean registered;
@@ -56,13 +53,12 @@ public class MetricsOverheadBenchmark {
     Fixtures.createConfigMaps(client, 0, OBJECTS);
     if ("on".equals(metrics)) {
       strategy = WatchStoreStrategy.builder(client).metrics(new WatchStoreMetrics()).build();
-      manager = InstrumentedManagers.configMaps(client, new ManagerMetrics(), strategy, "watch");
+      manager = ObjectManagers.configMaps(client).metrics(new ManagerMetrics()).build();
     } else {
       strategy = WatchStoreStrategy.builder(client).build();
-      plain = ObjectManagers.configMaps(client).build();
-      plain.useStrategy("watch", strategy);
-      manager = plain;
+      manager = ObjectManagers.configMaps(client).build();
     }
+    manager.useStrategy("watch", strategy);
     Fixtures.podsReferencing(0, OBJECTS).forEach(manager::registerPod);
     for (int i = 0; i < OBJECTS; i++) {
       names[i] = Fixtures.name(i);
@@ -81,11 +77,7 @@ public class MetricsOverheadBenchmark {
 
   @TearDown(Level.Trial)
   public void tearDown() {
-    if (plain != null) {
-      plain.close();
-    } else {
-      InstrumentedManagers.close(manager);
-    }
+    manager.close();
     strategy.close();
     client.close();
     server.close();

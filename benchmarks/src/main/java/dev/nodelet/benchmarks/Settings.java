@@ -11,7 +11,7 @@ import java.util.Set;
  * @param measures the measures to run (1..6)
  * @param out the Markdown file whose results table is replaced
  * @param jsonDir where JMH writes its JSON results
- * @param profiler a JMH profiler for measures 1 and 3 (e.g. {@code gc}, {@code jfr}, {@code stack}), if any
+ * @param profiler a JMH profiler for measures 1, 3 and 9 (e.g. {@code gc}, {@code jfr}, {@code stack}), if any
  */
 record Settings(boolean smoke, Set<Integer> measures, Path out, Path jsonDir, Optional<String> profiler) {
 }

@@ -94,9 +94,10 @@ public class FelixMetricsIT extends NodeletTestSupport {
       await().atMost(WAIT).until(() -> value(port, watches) == 1);
 
       String text = text(port);
-      for (String family : List.of("rest_client_requests", "nodelet_apiserver_requests",
-          "nodelet_manager_registered_pods", "nodelet_manager_objects", "nodelet_manager_watchers",
-          "nodelet_manager_slow_watchers_closed", "nodelet_manager_get_duration_seconds",
+      for (String family : List.of("rest_client_requests", "rest_client_request_duration_seconds",
+          "nodelet_apiserver_requests", "nodelet_manager_registered_pods", "nodelet_manager_objects",
+          "nodelet_manager_watchers", "nodelet_manager_watch_queued_events",
+          "nodelet_manager_watch_queued_events_max", "nodelet_manager_slow_watchers_closed", "nodelet_manager_get_duration_seconds",
           "nodelet_store_watch_syncs", "nodelet_store_watch_open_watches", "nodelet_dra_drivers",
           "nodelet_dra_claims")) {
         assertTrue(family + " in\n" + text, hasSamples(text, family));

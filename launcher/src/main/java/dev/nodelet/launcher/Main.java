@@ -77,10 +77,16 @@ public final class Main {
     // Bundles find ServiceLoader providers through the context class loader: it must never be the launcher's
     // class path, which holds fabric8 and SLF4J for the embedded API server
     Thread.currentThread().setContextClassLoader(ClassLoader.getPlatformClassLoader());
-    System.exit(run(options, out));
+    // with JSON logs, the launcher's own lines are JSON too: those before pax-logging starts and beside it
+    PrintStream console = options.jsonLogs() ? JsonLines.printStream(out, "INFO") : out;
+    PrintStream errors = options.jsonLogs() ? JsonLines.printStream(System.err, "ERROR") : System.err;
+    if (options.jsonLogs()) {
+      JsonLines.routeJavaLogging(System.err);
+    }
+    System.exit(run(options, console, errors));
   }
 
-  static int run(Options options, PrintStream out) {
+  static int run(Options options, PrintStream out, PrintStream err) {
     EmbeddedApiServer server = null;
     NodeletFramework framework = null;
     ScheduledExecutorService monitor = null;
@@ -167,7 +173,7 @@ public final class Main {
       });
       monitor.scheduleWithFixedDelay(() -> {
         overrides.poll();
-        stopping.reportComponents(System.err);
+        stopping.reportComponents(err);
       }, 1, 1, TimeUnit.SECONDS);
       channel = CommandChannel.open(options.runDir(), framework.context(), framework.gogo());
       NodeletFramework.Status status = framework.awaitReady(Duration.ofSeconds(options.readyTimeoutSeconds()),
@@ -176,7 +182,7 @@ public final class Main {
         return 0;
       }
       if (!status.ready()) {
-        System.err.println("nodelet: not ready after " + options.readyTimeoutSeconds() + " s: " + status.missing());
+        err.println("nodelet: not ready after " + options.readyTimeoutSeconds() + " s: " + status.missing());
         return 1;
       }
       out.println(READY + ": node " + options.nodeName() + " on " + where);
@@ -209,7 +215,7 @@ public final class Main {
       out.println("Nodelet stopped");
       return 0;
     } catch (Exception e) {
-      System.err.println("nodelet: cannot start: " + describe(e));
+      err.println("nodelet: cannot start: " + describe(e));
       return 1;
     } finally {
       if (monitor != null) {

@@ -67,6 +67,7 @@ public final class ObjectManagers {
     private final Function<Pod, Set<String>> referencedNames;
     private Clock clock = Clock.systemUTC();
     private boolean manualTicks;
+    private ManagerMetrics metrics;
 
     private Builder(KubernetesClient client, ResourceType<T> type, Function<Pod, Set<String>> referencedNames) {
       this.client = Objects.requireNonNull(client, "client");
@@ -96,13 +97,23 @@ public final class ObjectManagers {
     }
 
     /**
+     * @param metrics where the manager reports what it keeps and times its gets, until it is closed; none by default
+     * @return this builder
+     * @since 1.1
+     */
+    public Builder<T> metrics(ManagerMetrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      return this;
+    }
+
+    /**
      * @return a new manager that answers with the built-in {@code get} strategy until it is given another; unless
      *     {@link #manualTicks()}, it runs one timer thread for its watches (bookmarks, deadlines), so close it when
      *     done
      */
     public SwitchableObjectManager<T> build() {
       return new StrategySwitchingManager<>(type, referencedNames, clock, new GetStrategy(client, clock),
-          manualTicks);
+          manualTicks, metrics == null ? null : metrics.instruments());
     }
   }
 }

@@ -8,7 +8,7 @@
  * test decides when time passes.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package dev.nodelet.cache.core;
 
 import org.osgi.annotation.bundle.Export;

@@ -22,9 +22,9 @@ public final class ConfigMapManagerComponent extends ManagerComponent<ConfigMap>
   public static final String PID = "dev.nodelet.configmap";
 
   @Activate
-  public ConfigMapManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
+  public ConfigMapManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetricsService metrics,
       ManagerConfiguration config) {
-    super(ObjectManagers.configMaps(client).build(), PID, metrics, config);
+    super(ObjectManagers.configMaps(client).metrics(metrics.metrics()).build(), PID, config);
   }
 
   @Override

@@ -43,18 +43,23 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
   private final SwitchableObjectManager<T> manager;
   private final StrategyBindings strategies;
   private final String pid;
-  private final ManagerMetrics metrics;
-  private final ManagerMetrics.Recorder recorder;
 
-  ManagerComponent(SwitchableObjectManager<T> manager, String pid, ManagerMetrics metrics,
-      ManagerConfiguration config) {
+  /**
+   * @param manager the manager to publish, built with the bundle's metrics; closed on deactivation, which takes its
+   *     series from the metrics
+   */
+  ManagerComponent(SwitchableObjectManager<T> manager, String pid, ManagerConfiguration config) {
     this.manager = manager;
     this.strategies = new StrategyBindings(manager);
     this.pid = pid;
     LOG.info("Manager of {} active ({}): strategy {}", manager.type().plural(), pid, config.strategy_target());
-    StrategyTarget.check(pid, config.strategy_target());
-    this.metrics = metrics;
-    this.recorder = metrics.add(this);
+    try {
+      StrategyTarget.check(pid, config.strategy_target());
+    } catch (RuntimeException e) {
+      // not activated, so never deactivated: its watch timer and its metrics series end here
+      manager.close();
+      throw e;
+    }
   }
 
   /**
@@ -85,22 +90,12 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
 
   @Deactivate
   void deactivate() {
-    metrics.remove(this);
     manager.close();
   }
 
   @Override
   public final T get(String namespace, String name) {
-    long start = recorder.start();
-    T object;
-    try {
-      object = manager.get(namespace, name);
-    } catch (RuntimeException e) {
-      recorder.failed(start, e);
-      throw e;
-    }
-    recorder.answered(start);
-    return object;
+    return manager.get(namespace, name);
   }
 
   @Override

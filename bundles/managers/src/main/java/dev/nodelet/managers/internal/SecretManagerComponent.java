@@ -22,9 +22,9 @@ public final class SecretManagerComponent extends ManagerComponent<Secret> imple
   public static final String PID = "dev.nodelet.secret";
 
   @Activate
-  public SecretManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetrics metrics,
+  public SecretManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetricsService metrics,
       ManagerConfiguration config) {
-    super(ObjectManagers.secrets(client).build(), PID, metrics, config);
+    super(ObjectManagers.secrets(client).metrics(metrics.metrics()).build(), PID, config);
   }
 
   @Override

@@ -3,13 +3,11 @@ package dev.nodelet.managers.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
-import java.util.Map;
 import org.apache.felix.hc.api.Result;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,7 +30,7 @@ class CacheSyncHealthCheckTest {
     watch = WatchStoreStrategy.builder(api.client()).build();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
         .withName("settings").endMetadata().addToData("mode", "fast").build()).create();
-    component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(),
+    component = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(),
         Defaults.configuration());
     component.addStrategy(watch, Defaults.strategy("watch", 1));
   }

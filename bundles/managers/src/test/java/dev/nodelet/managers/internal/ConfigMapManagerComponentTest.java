@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
-import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
@@ -22,7 +21,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -51,7 +49,7 @@ class ConfigMapManagerComponentTest {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("settings")
         .endMetadata().addToData("mode", "fast").build()).create();
     ManagerConfiguration config = Defaults.configuration();
-    component = new ConfigMapManagerComponent(api.client(), new ManagerMetrics(), config);
+    component = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(), config);
   }
 
   @AfterEach

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.cache.core.ManagerMetrics;
 import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectReceipt;
 import dev.nodelet.objectcache.ObjectState;
@@ -82,7 +83,7 @@ class FromDiskTest {
     return pod.build();
   }
 
-  private ConfigMapManagerComponent manager(ManagerMetrics metrics, String strategyName, StoreStrategy strategy) {
+  private ConfigMapManagerComponent manager(ManagerMetricsService metrics, String strategyName, StoreStrategy strategy) {
     ConfigMapManagerComponent manager = new ConfigMapManagerComponent(api.client(), metrics,
         Defaults.configuration());
     manager.addStrategy(strategy, Defaults.strategy(strategyName, 1));
@@ -92,7 +93,7 @@ class FromDiskTest {
   /** A first run in which web (u1) references settings and other, and both are read; then the node stops. */
   private void firstRun(String strategyName, Function<Persistence, AutoCloseable> strategies) throws Exception {
     try (Persistence persistence = open(); AutoCloseable strategy = strategies.apply(persistence)) {
-      ConfigMapManagerComponent manager = manager(new ManagerMetrics(1), strategyName, (StoreStrategy) strategy);
+      ConfigMapManagerComponent manager = manager(new ManagerMetricsService(new ManagerMetrics(1)), strategyName, (StoreStrategy) strategy);
       try {
         manager.registerPod(pod("web", "u1", "settings", "other"));
         manager.get("ns", "settings");
@@ -107,7 +108,7 @@ class FromDiskTest {
       throws Exception {
     firstRun(strategyName, strategies);
     api.server().stop();
-    ManagerMetrics metrics = new ManagerMetrics(1);
+    ManagerMetricsService metrics = new ManagerMetricsService(new ManagerMetrics(1));
     try (Persistence persistence = open(); AutoCloseable strategy = strategies.apply(persistence)) {
       ConfigMapManagerComponent manager = manager(metrics, strategyName, (StoreStrategy) strategy);
       try {

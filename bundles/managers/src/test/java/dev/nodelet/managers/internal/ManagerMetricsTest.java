@@ -3,9 +3,9 @@ package dev.nodelet.managers.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.cache.core.ManagerMetrics;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
-import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
@@ -20,7 +20,6 @@ import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -32,7 +31,7 @@ class ManagerMetricsTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
-  private final ManagerMetrics metrics = new ManagerMetrics(1);
+  private final ManagerMetricsService metrics = new ManagerMetricsService(new ManagerMetrics(1));
   private WatchStoreStrategy watch;
   private ConfigMapManagerComponent configMaps;
   private SecretManagerComponent secrets;
@@ -77,7 +76,7 @@ class ManagerMetricsTest {
 
   @Test
   void theDefaultTimesOneGetInSixtyFour() throws Exception {
-    ManagerMetrics sampled = new ManagerMetrics();
+    ManagerMetricsService sampled = new ManagerMetricsService();
     ManagerConfiguration config = Defaults.configuration();
     ConfigMapManagerComponent component = new ConfigMapManagerComponent(api.client(), sampled, config);
     try {

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
-import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -34,7 +33,7 @@ class SecretManagerBadInputTest {
     watch = WatchStoreStrategy.builder(api.client()).build();
     api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("token")
         .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
-    component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
+    component = new SecretManagerComponent(api.client(), new ManagerMetricsService(),
         Defaults.configuration());
     component.addStrategy(watch, Defaults.strategy("watch", 1));
   }

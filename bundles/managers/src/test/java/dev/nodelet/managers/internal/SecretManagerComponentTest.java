@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
-import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
@@ -19,7 +18,6 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,7 +39,7 @@ class SecretManagerComponentTest {
       api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName(name)
           .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     }
-    component = new SecretManagerComponent(api.client(), new ManagerMetrics(),
+    component = new SecretManagerComponent(api.client(), new ManagerMetricsService(),
         Defaults.configuration());
   }
 

@@ -34,8 +34,8 @@ class StrategyTargetTest {
         KubernetesClient client = server.newClient()) {
       ManagerConfiguration bad = config("watch");
       for (ManagerComponent<?> component : List.<ManagerComponent<?>>of(
-          new ConfigMapManagerComponent(client, new ManagerMetrics(), bad),
-          new SecretManagerComponent(client, new ManagerMetrics(), bad))) {
+          new ConfigMapManagerComponent(client, new ManagerMetricsService(), bad),
+          new SecretManagerComponent(client, new ManagerMetricsService(), bad))) {
         try {
           component.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
               .endMetadata().withNewSpec().addNewVolume().withName("v").withNewSecret().withSecretName("s")

@@ -61,6 +61,9 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private final Clock clock;
   private final StoreStrategy builtIn;
   private final WatchFeed<T> feed;
+  private final ManagerInstruments metrics;
+  /** Times gets; null without metrics, so that an unmeasured get costs nothing more. */
+  private final ManagerInstruments.Recorder recorder;
 
   // guarded by this
   private final Map<PodKey, Registration> pods = new LinkedHashMap<>();
@@ -76,27 +79,20 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
    * @param referencedNames the names of the objects a pod references
    * @param clock the clock of the watch fan-out (bookmarks, deadlines)
    * @param builtIn the strategy that answers while no other is given
-   */
-  public StrategySwitchingManager(ResourceType<T> type, Function<Pod, Set<String>> referencedNames, Clock clock,
-      StoreStrategy builtIn) {
-    this(type, referencedNames, clock, builtIn, false);
-  }
-
-  /**
-   * @param type the type of the objects
-   * @param referencedNames the names of the objects a pod references
-   * @param clock the clock of the watch fan-out (bookmarks, deadlines)
-   * @param builtIn the strategy that answers while no other is given
    * @param manualTicks true if the owner drives the watch fan-out's timer with {@link #tick()}
+   * @param metrics where the manager reports until it is closed; null for nowhere
    */
   public StrategySwitchingManager(ResourceType<T> type, Function<Pod, Set<String>> referencedNames, Clock clock,
-      StoreStrategy builtIn, boolean manualTicks) {
+      StoreStrategy builtIn, boolean manualTicks, ManagerInstruments metrics) {
     this.type = Objects.requireNonNull(type, "type");
     this.referencedNames = Objects.requireNonNull(referencedNames, "referencedNames");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.builtIn = Objects.requireNonNull(builtIn, "builtIn");
     this.feed = new WatchFeed<>(type, clock, this::isReferenced, manualTicks);
     this.active = new ActiveStore<>(BUILT_IN_STRATEGY, builtIn.createStore(type, feed));
+    this.metrics = metrics;
+    // last: the metrics may read this manager from now on
+    this.recorder = metrics == null ? null : metrics.add(this);
   }
 
   @Override
@@ -167,6 +163,23 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
    */
   @Override
   public T get(String namespace, String name) {
+    ManagerInstruments.Recorder timing = recorder;
+    if (timing == null) {
+      return getFromActive(namespace, name);
+    }
+    long start = timing.start();
+    T object;
+    try {
+      object = getFromActive(namespace, name);
+    } catch (RuntimeException e) {
+      timing.failed(start, e);
+      throw e;
+    }
+    timing.answered(start);
+    return object;
+  }
+
+  private T getFromActive(String namespace, String name) {
     while (true) {
       if (closed) {
         throw new IllegalStateException("the " + type + " manager is closed");
@@ -320,6 +333,9 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       }
       closed = true;
       last = active;
+    }
+    if (metrics != null) {
+      metrics.remove(this);
     }
     last.store.close();
     feed.close();

@@ -1,4 +1,4 @@
-package dev.nodelet.managers.internal;
+package dev.nodelet.cache.core.internal;
 
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.CachedObject;
@@ -12,7 +12,6 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
-import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.List;
 import java.util.Locale;
@@ -21,29 +20,22 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 import java.util.stream.Collectors;
-import org.osgi.service.component.annotations.Component;
 
 /**
- * The metrics of the managers of this bundle, one series per resource: what they keep is read when scraped, the gets
- * are timed as they happen. No label carries an object's name or namespace.
+ * The metrics of the managers that record into them, one series per resource: what they keep is read when scraped,
+ * the gets are timed as they happen. No label carries an object's name or namespace. The exported face is
+ * {@link dev.nodelet.cache.core.ManagerMetrics}.
  */
-@Component(service = {MultiCollector.class, ManagerMetrics.class})
-public final class ManagerMetrics implements MultiCollector {
+public final class ManagerInstruments {
 
   static final double NANOS_PER_SECOND = 1e9;
-  /** One get in this many is timed: a cached get takes tens of nanoseconds, about what reading the clock costs. */
-  static final int GET_SAMPLING = 64;
   /** The start time of a get that is not timed. */
   static final long NOT_TIMED = Long.MIN_VALUE;
 
   private final List<ObjectManager<?>> managers = new CopyOnWriteArrayList<>();
   private final int sampling;
 
-  private final Histogram getDuration = Histogram.builder().name("nodelet_manager_get_duration_seconds")
-      .help("Duration of the gets a manager answered, successful or not; one get in " + GET_SAMPLING
-          + " is timed.").labelNames("resource")
-      // from a microsecond (a cached get) to seconds (a get that waits for a sync)
-      .classicOnly().classicExponentialUpperBounds(1e-6, 4, 12).withoutExemplars().build();
+  private final Histogram getDuration;
   private final Counter getErrors = Counter.builder().name("nodelet_manager_get_errors_total")
       .help("Gets a manager answered with an error, by reason: not_registered, not_found, sync_failed, other.")
       .labelNames("resource", "reason").withoutExemplars().build();
@@ -86,20 +78,20 @@ public final class ManagerMetrics implements MultiCollector {
       }))
       .build();
 
-  /** Times one get in {@value #GET_SAMPLING}. */
-  public ManagerMetrics() {
-    this(GET_SAMPLING);
-  }
-
   /** @param sampling one get in this many is timed; a power of two (tests time every get with 1) */
-  ManagerMetrics(int sampling) {
+  public ManagerInstruments(int sampling) {
     if (Integer.bitCount(sampling) != 1) {
       throw new IllegalArgumentException("sampling must be a power of two, was " + sampling);
     }
     this.sampling = sampling;
+    this.getDuration = Histogram.builder().name("nodelet_manager_get_duration_seconds")
+        .help("Duration of the gets a manager answered, successful or not; one get in " + sampling + " is timed.")
+        .labelNames("resource")
+        // from a microsecond (a cached get) to seconds (a get that waits for a sync)
+        .classicOnly().classicExponentialUpperBounds(1e-6, 4, 12).withoutExemplars().build();
   }
 
-  @Override
+  /** @return the current values */
   public MetricSnapshots collect() {
     return MetricSnapshots.of(getDuration.collect(), getErrors.collect(), pods.collect(), objects.collect(),
         watchers.collect(), queuedEvents.collect(), longestQueue.collect(), slowWatchers.collect());
@@ -110,13 +102,13 @@ public final class ManagerMetrics implements MultiCollector {
    *
    * @return what records its gets
    */
-  Recorder add(ObjectManager<?> manager) {
+  public Recorder add(ObjectManager<?> manager) {
     managers.add(manager);
     return new Recorder(manager.type().plural());
   }
 
   /** Stops reporting a manager; its series go. */
-  void remove(ObjectManager<?> manager) {
+  public void remove(ObjectManager<?> manager) {
     managers.remove(manager);
     String resource = manager.type().plural();
     if (managers.stream().noneMatch(m -> m.type().plural().equals(resource))) {
@@ -138,7 +130,7 @@ public final class ManagerMetrics implements MultiCollector {
    * Times the gets of one manager, one in {@link #sampling}: the choice costs a thread-local random number, a timed
    * get two clock reads and the observation. The data points are looked up once.
    */
-  final class Recorder {
+  public final class Recorder {
     private final String resource;
     private final DistributionDataPoint duration;
 
@@ -148,17 +140,17 @@ public final class ManagerMetrics implements MultiCollector {
     }
 
     /** @return the start time of a get to time, or {@link #NOT_TIMED} */
-    long start() {
+    public long start() {
       return (ThreadLocalRandom.current().nextInt() & (sampling - 1)) == 0 ? System.nanoTime() : NOT_TIMED;
     }
 
-    void answered(long startNanos) {
+    public void answered(long startNanos) {
       if (startNanos != NOT_TIMED) {
         duration.observe((System.nanoTime() - startNanos) / NANOS_PER_SECOND);
       }
     }
 
-    void failed(long startNanos, RuntimeException error) {
+    public void failed(long startNanos, RuntimeException error) {
       answered(startNanos);
       errors(reason(error)).inc();
     }
