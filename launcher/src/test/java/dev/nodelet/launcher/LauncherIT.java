@@ -469,9 +469,9 @@ class LauncherIT {
         Thread.sleep(15_000);
         List<String> lines = lines();
         assertThat(lines).noneMatch(line -> line.startsWith(Main.READY));
-        assertThat(lines).anyMatch(line -> line.contains("Cannot list and watch Node worker-1 on the API server at"
-            + " 127.0.0.1:" + port));
-        // no stack traces: one line per attempt of each informer's backoff
+        assertThat(lines).anyMatch(line -> line.contains("the watch of nodes with fields metadata.name=worker-1 failed")
+            && line.contains("(API server 127.0.0.1:" + port + ")"));
+        // no stack traces: one line per attempt of each reflector's backoff
         assertThat(lines).noneMatch(line -> line.startsWith("\tat "));
         assertThat(lines.size()).as("lines in about 20 s:\n" + String.join("\n", lines)).isLessThan(80);
       } finally {
