@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * The watch-based store of the kubelet ({@code watch_based_manager.go}): one list+watch per referenced object, with
  * field selector {@code metadata.name=<name>}.
  *
- * <p>Each object has its own small reflector on fabric8's asynchronous list and HTTP watch (the {@link ListerWatcher}
- * that fabric8's informers use), not an informer: no per-object store, indexer or handler machinery, and no thread
+ * <p>Each object has its own small reflector on fabric8's asynchronous list (the {@link ListerWatcher} that fabric8's
+ * informers use) and an {@link ItemWatch}, not an informer: no per-object store, indexer or handler machinery, and no thread
  * of its own. Lists are started by one timer thread at most {@link #CONCURRENT_LISTS} at a time, so registering a pod
  * only enqueues. A get of a synced object takes no lock and reads no clock: it reads the object's snapshot and notes
  * the access in a clock that a timer refreshes every second.
@@ -364,7 +364,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     CompletableFuture<KubernetesResourceList<T>> listed;
     try {
-      listed = operation(item.namespace).submitList(options(item.name, null));
+      listed = operation(item.namespace).submitList(options(item.name));
     } catch (RuntimeException e) {
       listed = CompletableFuture.failedFuture(e);
     }
@@ -407,14 +407,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       return;
     }
     try {
-      operation(item.namespace).submitWatch(options(item.name, version), new ItemWatcher(item, run))
-          .whenComplete((watch, error) -> {
-            if (error != null) {
-              retry(item, run, error, false);
-            } else if (!item.watching(run, watch)) {
-              watch.close();
-            }
-          });
+      Watch watch = ItemWatch.start(watchClient, type.type(), type.plural(), item.namespace, item.name, version,
+          new ItemWatcher(item, run));
+      if (!item.watching(run, watch)) {
+        watch.close();
+      }
     } catch (RuntimeException e) {
       retry(item, run, e, false);
     }
@@ -454,9 +451,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     return base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
   }
 
-  private ListOptions options(String name, String resourceVersion) {
-    return new ListOptionsBuilder().withFieldSelector("metadata.name=" + name).withResourceVersion(resourceVersion)
-        .withAllowWatchBookmarks(resourceVersion != null ? Boolean.TRUE : null).build();
+  private ListOptions options(String name) {
+    return new ListOptionsBuilder().withFieldSelector("metadata.name=" + name).build();
   }
 
   @SuppressWarnings("unchecked")
@@ -491,7 +487,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
   }
 
-  /** The events of one run of an item's watch; fabric8 delivers them one at a time, in order. */
+  /** The events of one run of an item's watch, delivered one at a time, in order. */
   private final class ItemWatcher implements Watcher<T> {
     private final WatchItem<T> item;
     private final int run;

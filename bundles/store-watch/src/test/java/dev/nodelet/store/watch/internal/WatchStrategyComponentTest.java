@@ -21,7 +21,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
@@ -68,9 +67,6 @@ class WatchStrategyComponentTest {
    * close the watch, its connection, its client and the client's selector thread.
    */
   @Test
-  @Disabled("fabric8 7.5.2: an HTTP watch closed before its response arrives leaves the watch open on the server;"
-      + " the watch store keeps fabric8's HTTP watch until it moves to nodelet-kube's reflector, which closes"
-      + " watches in flight")
   void deactivationWhileListsAndWatchesAreInFlightLeavesNoWatchConnectionOrThread() throws Exception {
     for (String name : List.of("a", "b")) {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
