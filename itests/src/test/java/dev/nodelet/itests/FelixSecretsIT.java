@@ -300,10 +300,10 @@ public class FelixSecretsIT extends NodeletTestSupport {
         Watch<Secret> watch = manager.watch(WatchOptions.<Secret>builder().sendInitialEvents(true).build());
         List<WatchEvent<Secret>> events = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> consumed = watch.forEachAsync(executor, events::add);
-        int watchers = manager.watchStatistics().watchers();
+        int watchers = objects.watchStatistics().watchers();
         GogoWatch gogoWatch = new GogoWatch(processors.await(), executor);
         // the command watches from now on: the writes below must come after its watch is open
-        await().atMost(WAIT).until(() -> manager.watchStatistics().watchers() > watchers);
+        await().atMost(WAIT).until(() -> objects.watchStatistics().watchers() > watchers);
 
         version++;
         for (String name : SERVED) {
