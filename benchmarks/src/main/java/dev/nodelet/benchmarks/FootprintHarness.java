@@ -33,13 +33,13 @@ final class FootprintHarness {
     int[] counts = smoke ? new int[] {20, 50} : new int[] {1000, 5000};
     Map<Integer, Result[]> results = new LinkedHashMap<>();
     try (ApiServerProcess server = ApiServerProcess.start()) {
-      try (KubernetesClient admin = Watched.client(server.url())) {
+      try (KubernetesClient admin = Watched.client(server)) {
         int created = 0;
         for (int count : counts) {
           Fixtures.createConfigMaps(admin, created, count - created);
           created = count;
-          Result nodelet = measure(server.url(), count, Watched::nodelet, smoke);
-          Result informers = measure(server.url(), count, Watched::informers, smoke);
+          Result nodelet = measure(server, count, Watched::nodelet, smoke);
+          Result informers = measure(server, count, Watched::informers, smoke);
           results.put(count, new Result[] {nodelet, informers});
           Main.log("footprint %d objects: watch strategy %.0f B/object, %d threads; informers %.0f B/object, %d "
               + "threads", count, nodelet.heapPerObjectBytes, nodelet.threadsAfter, informers.heapPerObjectBytes,
@@ -70,8 +70,8 @@ final class FootprintHarness {
     return rows;
   }
 
-  static Result measure(String url, int count, Function<String, Watched> kind, boolean smoke) {
-    try (Watched watched = kind.apply(url)) {
+  static Result measure(ApiServerProcess server, int count, Function<ApiServerProcess, Watched> kind, boolean smoke) {
+    try (Watched watched = kind.apply(server)) {
       watched.client.configMaps().inNamespace(Fixtures.NAMESPACE).withName(Fixtures.name(0)).get(); // the client's own threads and classes
       long before = usedHeap();
       int threadsBefore = liveThreads();

@@ -40,10 +40,10 @@ final class PersistenceHarness {
           .withEncryptConfigMaps(true);
       String url;
       try (ApiServerProcess server = ApiServerProcess.start();
-          KubernetesClient admin = Watched.client(server.url());
+          KubernetesClient admin = Watched.client(server);
           Persistence persistence = Persistence.open(options)) {
         Fixtures.createConfigMaps(admin, 0, stored);
-        Watched.nodelet(server.url(), persistence).watch(stored).close();
+        Watched.nodelet(server, persistence).watch(stored).close();
         url = server.url();
       }
       long millis = startOffline(url, options, stored);
@@ -52,15 +52,15 @@ final class PersistenceHarness {
       Histogram plain;
       Histogram persisted;
       try (ApiServerProcess server = ApiServerProcess.start();
-          KubernetesClient admin = Watched.client(server.url())) {
+          KubernetesClient admin = Watched.client(server)) {
         Fixtures.createConfigMaps(admin, 0, watched);
-        plain = UpdateVisibilityHarness.measure(server.url(), admin, watched, seconds, Watched::nodelet);
+        plain = UpdateVisibilityHarness.measure(server, admin, watched, seconds, Watched::nodelet);
         // a directory of its own: the first part's objects would be restored and resumed against another server
         PersistenceOptions fresh = new PersistenceOptions(dir.resolve("store-update"), options.nodeName(),
             options.keyFile(), true, 0, PersistenceOptions.DEFAULT_COMMIT_DELAY);
         try (Persistence persistence = Persistence.open(fresh)) {
-          persisted = UpdateVisibilityHarness.measure(server.url(), admin, watched, seconds,
-              u -> Watched.nodelet(u, persistence));
+          persisted = UpdateVisibilityHarness.measure(server, admin, watched, seconds,
+              s -> Watched.nodelet(s, persistence));
         }
       }
       double p99Plain = Stats.ms(plain.getValueAtPercentile(99));

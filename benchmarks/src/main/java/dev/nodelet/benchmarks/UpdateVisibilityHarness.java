@@ -36,10 +36,10 @@ final class UpdateVisibilityHarness {
     Histogram nodelet;
     Histogram informers;
     try (ApiServerProcess server = ApiServerProcess.start();
-        KubernetesClient admin = Watched.client(server.url())) {
+        KubernetesClient admin = Watched.client(server)) {
       Fixtures.createConfigMaps(admin, 0, count);
-      nodelet = measure(server.url(), admin, count, seconds, Watched::nodelet);
-      informers = measure(server.url(), admin, count, seconds, Watched::informers);
+      nodelet = measure(server, admin, count, seconds, Watched::nodelet);
+      informers = measure(server, admin, count, seconds, Watched::informers);
     }
     Main.log("update→get: watch strategy p50 %.2f ms p99 %.2f ms; informers p50 %.2f ms p99 %.2f ms",
         Stats.ms(nodelet.getValueAtPercentile(50)), Stats.ms(nodelet.getValueAtPercentile(99)),
@@ -56,9 +56,9 @@ final class UpdateVisibilityHarness {
         + " ms (" + h.getTotalCount() + " updates)";
   }
 
-  static Histogram measure(String url, KubernetesClient admin, int count, int seconds,
-      Function<String, Watched> kind) {
-    try (Watched watched = kind.apply(url).watch(count)) {
+  static Histogram measure(ApiServerProcess server, KubernetesClient admin, int count, int seconds,
+      Function<ApiServerProcess, Watched> kind) {
+    try (Watched watched = kind.apply(server).watch(count)) {
       Map<String, ConfigMap> latest = new HashMap<>();
       admin.configMaps().inNamespace(Fixtures.NAMESPACE).list().getItems()
           .forEach(cm -> latest.put(cm.getMetadata().getName(), cm));

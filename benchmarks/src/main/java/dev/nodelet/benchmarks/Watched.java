@@ -12,6 +12,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -29,16 +32,25 @@ abstract class Watched implements AutoCloseable {
     this.client = client;
   }
 
-  /** A client as a Java user would build one: fabric8's defaults. */
-  static KubernetesClient client(String url) {
-    Config config = new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(Fixtures.NAMESPACE)
-        .withRequestRetryBackoffLimit(0).build();
-    return new KubernetesClientBuilder().withConfig(config).build();
+  /** A client of the server's kubeconfig as a Java user would build one: fabric8's defaults otherwise. */
+  static KubernetesClient client(ApiServerProcess server) {
+    try {
+      Config config = new ConfigBuilder(Config.fromKubeconfig(Files.readString(server.kubeconfig())))
+          .withNamespace(Fixtures.NAMESPACE).withRequestRetryBackoffLimit(0).build();
+      return new KubernetesClientBuilder().withConfig(config).build();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + server.kubeconfig(), e);
+    }
   }
 
   /** The client Nodelet runs with: the one the {@code nodelet-kube} component builds (bounded thread pools). */
   static KubernetesClient nodeletClient(String url) {
     return KubeClients.builder().masterUrl(url).build();
+  }
+
+  /** The same, from the server's kubeconfig (its URL, CA and token). */
+  static KubernetesClient nodeletClient(ApiServerProcess server) {
+    return KubeClients.builder().kubeconfig(server.kubeconfig().toString()).build();
   }
 
   /** Reads an object from the local cache. */
@@ -52,13 +64,13 @@ abstract class Watched implements AutoCloseable {
     client.close();
   }
 
-  static Watched nodelet(String url) {
-    return nodelet(url, null);
+  static Watched nodelet(ApiServerProcess server) {
+    return nodelet(server, null);
   }
 
   /** The Nodelet way, keeping the objects in {@code persistence} too (null: not on disk). */
-  static Watched nodelet(String url, Persistence persistence) {
-    return new Watched(nodeletClient(url)) {
+  static Watched nodelet(ApiServerProcess server, Persistence persistence) {
+    return new Watched(nodeletClient(server)) {
       private WatchStoreStrategy strategy;
       private SwitchableObjectManager<ConfigMap> manager;
 
@@ -94,8 +106,8 @@ abstract class Watched implements AutoCloseable {
     };
   }
 
-  static Watched informers(String url) {
-    return new Watched(client(url)) {
+  static Watched informers(ApiServerProcess server) {
+    return new Watched(client(server)) {
       private final List<SharedIndexInformer<ConfigMap>> informers = new ArrayList<>();
       private final Function<String, SharedIndexInformer<ConfigMap>> byName = name ->
           informers.get(Integer.parseInt(name.substring(3)));
