@@ -15,13 +15,25 @@ import javax.management.JMException;
 import javax.management.ObjectName;
 
 /**
- * Measure 2: heap per watched object and live threads of the JVM, at 1,000 and 5,000 watched objects, for the watch
- * strategy and for one fabric8 informer per object. The API server runs in a child JVM, so this JVM holds only the
- * client side. Heap is measured after full collections, once the watches have settled.
+ * Measure 2: heap per watched object, live threads of the JVM and TCP connections to the API server, at 100 and 5,000
+ * watched objects, for the watch strategy and for one fabric8 informer per object; and, as each set is referenced at
+ * once, the time until every object is synced and the read requests (GET, LIST, WATCH) per object that took. The API
+ * server runs in a child JVM over TLS and HTTP/2 (100 streams per connection), so this JVM holds only the client
+ * side. Heap is measured after full collections, once the watches have settled.
  */
 final class FootprintHarness {
 
-  record Result(int objects, double heapPerObjectBytes, int threadsBefore, int threadsAfter) {
+  /**
+   * @param connections TCP connections the client opened to the server (its count, after settling, minus before)
+   * @param syncMillis from referencing every object at once to the last one synced
+   * @param reads GET, LIST and WATCH requests on ConfigMaps the server received meanwhile
+   */
+  record Result(int objects, double heapPerObjectBytes, int threadsBefore, int threadsAfter, int connections,
+      long syncMillis, long reads) {
+
+    double readsPerObject() {
+      return reads / (double) objects;
+    }
   }
 
   static final String HISTOGRAM_PROPERTY = "nodelet.benchmarks.footprint.histogram";
@@ -30,7 +42,7 @@ final class FootprintHarness {
   }
 
   static List<Row> run(boolean smoke) {
-    int[] counts = smoke ? new int[] {20, 50} : new int[] {1000, 5000};
+    int[] counts = smoke ? new int[] {20, 50} : new int[] {100, 5000};
     Map<Integer, Result[]> results = new LinkedHashMap<>();
     try (ApiServerProcess server = ApiServerProcess.start()) {
       try (KubernetesClient admin = Watched.client(server)) {
@@ -41,47 +53,68 @@ final class FootprintHarness {
           Result nodelet = measure(server, count, Watched::nodelet, smoke);
           Result informers = measure(server, count, Watched::informers, smoke);
           results.put(count, new Result[] {nodelet, informers});
-          Main.log("footprint %d objects: watch strategy %.0f B/object, %d threads; informers %.0f B/object, %d "
-              + "threads", count, nodelet.heapPerObjectBytes, nodelet.threadsAfter, informers.heapPerObjectBytes,
-              informers.threadsAfter);
+          Main.log("footprint %d objects: watch strategy %.0f B/object, %d threads, %d connections, synced in %d ms "
+              + "with %.2f reads/object; informers %.0f B/object, %d threads, %d connections, synced in %d ms with "
+              + "%.2f reads/object", count, nodelet.heapPerObjectBytes, nodelet.threadsAfter, nodelet.connections,
+              nodelet.syncMillis, nodelet.readsPerObject(), informers.heapPerObjectBytes, informers.threadsAfter,
+              informers.connections, informers.syncMillis, informers.readsPerObject());
         }
       }
+      Main.log("requests by protocol: %s", server.requestsByProtocol());
     }
     List<Row> rows = new ArrayList<>();
     Result[] small = results.get(counts[0]);
     Result[] large = results.get(counts[1]);
     for (int count : counts) {
       Result[] r = results.get(count);
+      boolean judged = count == counts[1];
       rows.add(new Row(2, "heap per watched object at " + count + " objects",
           Stats.fmt(r[0].heapPerObjectBytes / 1024) + " KiB",
           Stats.fmt(r[1].heapPerObjectBytes / 1024) + " KiB (one informer per object)",
-          "≤ ¼ of the informer baseline",
-          Row.verdict(r[0].heapPerObjectBytes <= r[1].heapPerObjectBytes / 4)));
+          judged ? "≤ 4 KiB" : "—", judged ? Row.verdict(r[0].heapPerObjectBytes <= 4096) : "—"));
     }
     for (int count : counts) {
       Result[] r = results.get(count);
       rows.add(new Row(2, "live JVM threads at " + count + " watched objects (before watching)",
           r[0].threadsAfter + " (" + r[0].threadsBefore + ")",
           r[1].threadsAfter + " (" + r[1].threadsBefore + ")",
-          "independent of the object count; ≤ 40 in all",
-          Row.verdict(r[0].threadsAfter <= 40 && large[0].threadsAfter - large[0].threadsBefore
-              <= small[0].threadsAfter - small[0].threadsBefore + 2)));
+          "≤ 40, the same at " + counts[0] + " and " + counts[1] + " (± 2)",
+          Row.verdict(r[0].threadsAfter <= 40 && Math.abs(large[0].threadsAfter - small[0].threadsAfter) <= 2)));
     }
+    int limit = (counts[1] + 99) / 100 + 2;
+    rows.add(new Row(2, "TCP connections to the API server at " + counts[1] + " watches (at " + counts[0] + ")",
+        large[0].connections + " (" + small[0].connections + ")",
+        large[1].connections + " (" + small[1].connections + ")", "≤ ceil(" + counts[1] + " / 100) + 2 = " + limit,
+        Row.verdict(large[0].connections <= limit)));
+    rows.add(new Row(2, counts[1] + " objects referenced at once → all synced; read requests (GET, LIST, WATCH) "
+        + "per object", large[0].syncMillis + " ms; " + Stats.fmt(large[0].readsPerObject()) + " requests/object",
+        large[1].syncMillis + " ms; " + Stats.fmt(large[1].readsPerObject()) + " requests/object (one informer per "
+        + "object, started one after the other)", "≤ 10 s; ≤ 1 request/object with WatchList",
+        Row.verdict(large[0].syncMillis <= 10_000 && large[0].readsPerObject() <= 1)));
     return rows;
   }
 
-  static Result measure(ApiServerProcess server, int count, Function<ApiServerProcess, Watched> kind, boolean smoke) {
+  static Result measure(ApiServerProcess server, int count, Function<ApiServerProcess, Watched> kind,
+      boolean smoke) {
+    usedHeap(); // lets the connections of clients closed before go
+    int connectionsBefore = server.stats().connections();
     try (Watched watched = kind.apply(server)) {
       watched.client.configMaps().inNamespace(Fixtures.NAMESPACE).withName(Fixtures.name(0)).get(); // the client's own threads and classes
       long before = usedHeap();
       int threadsBefore = liveThreads();
+      ApiServerProcess.Stats requestsBefore = server.stats();
+      long start = System.nanoTime();
       watched.watch(count);
+      long syncMillis = (System.nanoTime() - start) / 1_000_000;
+      long reads = server.stats().reads() - requestsBefore.reads();
       long after = settledHeap(smoke);
       int threadsAfter = liveThreads();
+      int connections = server.stats().connections() - connectionsBefore;
       histogram(count, watched.getClass().getEnclosingMethod().getName());
       Main.log("threads with %d objects watched (%s): %s", count, watched.getClass().getEnclosingMethod().getName(),
           threadNames());
-      return new Result(count, (after - before) / (double) count, threadsBefore, threadsAfter);
+      return new Result(count, (after - before) / (double) count, threadsBefore, threadsAfter, connections,
+          syncMillis, reads);
     }
   }
 

@@ -53,6 +53,19 @@ abstract class Watched implements AutoCloseable {
     return KubeClients.builder().kubeconfig(server.kubeconfig().toString()).build();
   }
 
+  /**
+   * Whether the watch strategy runs on {@code nodelet-kube}'s reflectors (and their restart bucket) rather than its
+   * own HTTP/1.1 watch client.
+   */
+  static boolean storeOnReflectors() {
+    try {
+      Class.forName("dev.nodelet.store.watch.internal.WatchClient", false, Watched.class.getClassLoader());
+      return false;
+    } catch (ClassNotFoundException e) {
+      return true;
+    }
+  }
+
   /** Reads an object from the local cache. */
   abstract ConfigMap get(String name);
 

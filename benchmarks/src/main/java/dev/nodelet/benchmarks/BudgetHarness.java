@@ -1,0 +1,195 @@
+package dev.nodelet.benchmarks;
+
+import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.objectcache.ObjectState;
+import dev.nodelet.objectcache.ObjectStore;
+import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.StoreStrategy;
+import dev.nodelet.store.watch.WatchStoreStrategy;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Measure 11: the watch budget. 5,000 referenced ConfigMaps on a watch strategy with {@code maxWatches(500)} and a
+ * polled time-to-live of {@link #TTL}; updates at {@link #RATE}/s to random objects through another client; the open
+ * watches on the server sampled every 100 ms; and the latency from each update to the first get that returns it, apart
+ * for objects that held a watch when the update was sent and for polled ones. A checker re-reads pending objects
+ * every millisecond. The API server runs in a child JVM (TLS + HTTP/2).
+ *
+ * <p>The budget is an option of newer watch strategies: where {@code WatchStoreStrategy.Builder} has no
+ * {@code maxWatches}, the measure yields one row saying it is not available.
+ */
+final class BudgetHarness {
+
+  static final int RATE = 100;
+  static final Duration TTL = Duration.ofSeconds(1);
+
+  private record Pending(String name, long resourceVersion, long sentNanos, boolean watched) {
+  }
+
+  private BudgetHarness() {
+  }
+
+  static List<Row> run(boolean smoke) {
+    Method maxWatches = option("maxWatches", int.class);
+    Method polledTtl = option("polledTtl", Duration.class);
+    int count = smoke ? 100 : 5000;
+    int budget = smoke ? 10 : 500;
+    String what = "max.watches=" + budget + ", " + count + " referenced objects, " + RATE + " updates/s";
+    if (maxWatches == null || polledTtl == null) {
+      return List.of(new Row(11, what, "not available: this watch strategy has no watch budget", "—",
+          "≤ " + budget + " open watches; update → get p99 ≤ 50 ms watched, ≤ TTL polled", "—"));
+    }
+    int seconds = smoke ? 1 : 15;
+    try (ApiServerProcess server = ApiServerProcess.start();
+        KubernetesClient admin = Watched.client(server);
+        KubernetesClient client = Watched.nodeletClient(server)) {
+      Fixtures.createConfigMaps(admin, 0, count);
+      WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client);
+      maxWatches.invoke(builder, budget);
+      polledTtl.invoke(builder, TTL);
+      try (WatchStoreStrategy strategy = builder.build()) {
+        AtomicReference<ObjectStore<?>> store = new AtomicReference<>();
+        StoreStrategy capturing = new StoreStrategy() {
+          @Override
+          public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
+              ObjectStore.Listener<? super T> listener) {
+            ObjectStore<T> created = strategy.createStore(type, listener);
+            store.set(created);
+            return created;
+          }
+        };
+        SwitchableObjectManager<ConfigMap> manager = ObjectManagers.configMaps(client).build();
+        try {
+          manager.useStrategy("watch", capturing);
+          server.startSampling();
+          Fixtures.podsReferencing(0, count).forEach(manager::registerPod);
+          for (int i = 0; i < count; i++) {
+            Fixtures.getSynced(manager, Fixtures.name(i));
+          }
+          Histogram[] latencies = measure(admin, manager, store.get(), count, seconds);
+          ApiServerProcess.Samples samples = server.stopSampling();
+          Histogram watched = latencies[0];
+          Histogram polled = latencies[1];
+          Main.log("budget: at most %d watches open; watched %s; polled %s", samples.maxWatches(),
+              describe(watched), describe(polled));
+          double ttlMs = TTL.toMillis();
+          return List.of(
+              new Row(11, "open watches on the server, " + what + " (sampled every 100 ms, from the first "
+                  + "reference on)", "max " + samples.maxWatches(), "—", "≤ " + budget,
+                  Row.verdict(samples.maxWatches() <= budget)),
+              new Row(11, "update → get, objects holding a watch when updated (" + what + ", " + seconds + " s)",
+                  describe(watched), "—", "p99 ≤ 50 ms",
+                  Row.verdict(watched.getTotalCount() > 0 && Stats.ms(watched.getValueAtPercentile(99)) <= 50)),
+              new Row(11, "update → get, polled objects (TTL " + TTL.toMillis() + " ms; " + what + ", " + seconds
+                  + " s)", describe(polled), "—", "p99 ≤ TTL (" + TTL.toMillis() + " ms)",
+                  Row.verdict(polled.getTotalCount() > 0 && Stats.ms(polled.getValueAtPercentile(99)) <= ttlMs)));
+        } finally {
+          manager.close();
+        }
+      }
+    } catch (IllegalAccessException | InvocationTargetException e) {
+      throw new IllegalStateException("cannot set the watch budget: " + e, e);
+    }
+  }
+
+  /** The builder option, or null where this watch strategy lacks it. */
+  private static Method option(String name, Class<?> type) {
+    try {
+      return WatchStoreStrategy.Builder.class.getMethod(name, type);
+    } catch (NoSuchMethodException e) {
+      return null;
+    }
+  }
+
+  private static String describe(Histogram h) {
+    return h.getTotalCount() == 0 ? "no updates" : "p50 " + Stats.fmt(Stats.ms(h.getValueAtPercentile(50)))
+        + " ms, p99 " + Stats.fmt(Stats.ms(h.getValueAtPercentile(99))) + " ms, max "
+        + Stats.fmt(Stats.ms(h.getMaxValue())) + " ms (" + h.getTotalCount() + " updates)";
+  }
+
+  private static ConfigMap getQuietly(SwitchableObjectManager<ConfigMap> manager, String name) {
+    try {
+      return manager.get(Fixtures.NAMESPACE, name);
+    } catch (RuntimeException e) {
+      return null; // a polled object's GET failed: the next check tries again
+    }
+  }
+
+  /** Returns the latencies of {watched, polled} updates. */
+  private static Histogram[] measure(KubernetesClient admin, SwitchableObjectManager<ConfigMap> manager,
+      ObjectStore<?> store, int count, int seconds) {
+    Map<String, ConfigMap> latest = new HashMap<>();
+    admin.configMaps().inNamespace(Fixtures.NAMESPACE).list().getItems()
+        .forEach(cm -> latest.put(cm.getMetadata().getName(), cm));
+    Histogram watched = new Histogram(120_000_000_000L, 3);
+    Histogram polled = new Histogram(120_000_000_000L, 3);
+    ConcurrentLinkedQueue<Pending> sent = new ConcurrentLinkedQueue<>();
+    AtomicBoolean sending = new AtomicBoolean(true);
+    long giveUp = TTL.toNanos() * 10;
+    Thread checker = new Thread(() -> {
+      List<Pending> pending = new ArrayList<>();
+      while (sending.get() || !pending.isEmpty() || !sent.isEmpty()) {
+        for (Pending p; (p = sent.poll()) != null; ) {
+          pending.add(p);
+        }
+        long now = System.nanoTime();
+        for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
+          Pending p = it.next();
+          ConfigMap cm = getQuietly(manager, p.name);
+          long latency = System.nanoTime() - p.sentNanos;
+          if (cm != null && Long.parseLong(cm.getMetadata().getResourceVersion()) >= p.resourceVersion) {
+            (p.watched ? watched : polled).recordValue(latency);
+            it.remove();
+          } else if (now - p.sentNanos > giveUp) {
+            (p.watched ? watched : polled).recordValue(Math.min(latency, watched.getHighestTrackableValue()));
+            it.remove();
+          }
+        }
+        LockSupport.parkNanos(1_000_000);
+      }
+    }, "budget-checker");
+    checker.start();
+    SplittableRandom random = new SplittableRandom(42);
+    long period = 1_000_000_000L / RATE;
+    long start = System.nanoTime();
+    for (int i = 0; i < RATE * seconds; i++) {
+      long wait = start + i * period - System.nanoTime();
+      if (wait > 0) {
+        LockSupport.parkNanos(wait);
+      }
+      String name = Fixtures.name(random.nextInt(count));
+      boolean isWatched = store.state(Fixtures.NAMESPACE, name).orElse(null) == ObjectState.RUNNING;
+      ConfigMap next = new ConfigMapBuilder(latest.get(name)).addToData("key", "u" + i).build();
+      long t0 = System.nanoTime();
+      ConfigMap updated = admin.configMaps().resource(next).update();
+      latest.put(name, updated);
+      sent.add(new Pending(name, Long.parseLong(updated.getMetadata().getResourceVersion()), t0, isWatched));
+    }
+    sending.set(false);
+    try {
+      checker.join(giveUp / 1_000_000 + 10_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    return new Histogram[] {watched, polled};
+  }
+}
