@@ -50,7 +50,7 @@ final class BudgetHarness {
   static List<Row> run(boolean smoke) {
     Method maxWatches = option("maxWatches", int.class);
     Method polledTtl = option("polledTtl", Duration.class);
-    int count = smoke ? 100 : 5000;
+    int count = smoke ? 40 : 5000;
     int budget = smoke ? 10 : 500;
     String what = "max.watches=" + budget + ", " + count + " referenced objects, " + RATE + " updates/s";
     if (maxWatches == null || polledTtl == null) {

@@ -42,7 +42,7 @@ final class FootprintHarness {
   }
 
   static List<Row> run(boolean smoke) {
-    int[] counts = smoke ? new int[] {20, 50} : new int[] {100, 5000};
+    int[] counts = smoke ? new int[] {10, 20} : new int[] {100, 5000};
     Map<Integer, Result[]> results = new LinkedHashMap<>();
     try (ApiServerProcess server = ApiServerProcess.start()) {
       try (KubernetesClient admin = Watched.client(server)) {

@@ -5,6 +5,7 @@ import dev.nodelet.kube.KubeClients;
 import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -15,6 +16,7 @@ import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -46,6 +48,28 @@ abstract class Watched implements AutoCloseable {
   /** The client Nodelet runs with: the one the {@code nodelet-kube} component builds (bounded thread pools). */
   static KubernetesClient nodeletClient(String url) {
     return KubeClients.builder().masterUrl(url).build();
+  }
+
+  /**
+   * The same for an in-process server: over TLS, through a kubeconfig with its CA and token, written to a temporary
+   * file that is deleted once the client has read it.
+   */
+  static KubernetesClient nodeletClient(EmbeddedApiServer server) {
+    if (!server.isTls()) {
+      return nodeletClient(server.url());
+    }
+    Path kubeconfig = null;
+    try {
+      kubeconfig = Files.createTempFile("nodelet-benchmarks-", ".kubeconfig");
+      server.writeKubeconfig(kubeconfig);
+      return KubeClients.builder().kubeconfig(kubeconfig.toString()).build();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write a kubeconfig for " + server.url(), e);
+    } finally {
+      if (kubeconfig != null) {
+        kubeconfig.toFile().delete();
+      }
+    }
   }
 
   /** The same, from the server's kubeconfig (its URL, CA and token). */
