@@ -27,7 +27,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
- * Measure 11: the watch budget. 5,000 referenced ConfigMaps on a watch strategy with {@code maxWatches(500)} and a
+ * Measure 12: the watch budget. 5,000 referenced ConfigMaps on a watch strategy with {@code maxWatches(500)} and a
  * polled time-to-live of {@link #TTL}; updates at {@link #RATE}/s to random objects through another client; the open
  * watches on the server sampled every 100 ms; and the latency from each update to the first get that returns it, apart
  * for objects that held a watch when the update was sent and for polled ones. A checker re-reads pending objects
@@ -44,6 +44,9 @@ final class BudgetHarness {
   private record Pending(String name, long resourceVersion, long sentNanos, boolean watched) {
   }
 
+  /** This measure's number in docs/benchmarks.md. */
+  static final int MEASURE = 12;
+
   private BudgetHarness() {
   }
 
@@ -54,7 +57,7 @@ final class BudgetHarness {
     int budget = smoke ? 10 : 500;
     String what = "max.watches=" + budget + ", " + count + " referenced objects, " + RATE + " updates/s";
     if (maxWatches == null || polledTtl == null) {
-      return List.of(new Row(11, what, "not available: this watch strategy has no watch budget", "—",
+      return List.of(new Row(MEASURE, what, "not available: this watch strategy has no watch budget", "—",
           "≤ " + budget + " open watches; update → get p99 ≤ 50 ms watched, ≤ TTL polled", "—"));
     }
     int seconds = smoke ? 1 : 15;
@@ -92,13 +95,13 @@ final class BudgetHarness {
               describe(watched), describe(polled));
           double ttlMs = TTL.toMillis();
           return List.of(
-              new Row(11, "open watches on the server, " + what + " (sampled every 100 ms, from the first "
+              new Row(MEASURE, "open watches on the server, " + what + " (sampled every 100 ms, from the first "
                   + "reference on)", "max " + samples.maxWatches(), "—", "≤ " + budget,
                   Row.verdict(samples.maxWatches() <= budget)),
-              new Row(11, "update → get, objects holding a watch when updated (" + what + ", " + seconds + " s)",
+              new Row(MEASURE, "update → get, objects holding a watch when updated (" + what + ", " + seconds + " s)",
                   describe(watched), "—", "p99 ≤ 50 ms",
                   Row.verdict(watched.getTotalCount() > 0 && Stats.ms(watched.getValueAtPercentile(99)) <= 50)),
-              new Row(11, "update → get, polled objects (TTL " + TTL.toMillis() + " ms; " + what + ", " + seconds
+              new Row(MEASURE, "update → get, polled objects (TTL " + TTL.toMillis() + " ms; " + what + ", " + seconds
                   + " s)", describe(polled), "—", "p99 ≤ TTL (" + TTL.toMillis() + " ms)",
                   Row.verdict(polled.getTotalCount() > 0 && Stats.ms(polled.getValueAtPercentile(99)) <= ttlMs)));
         } finally {
