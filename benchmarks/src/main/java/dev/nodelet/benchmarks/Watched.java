@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 /**
@@ -151,9 +152,15 @@ abstract class Watched implements AutoCloseable {
 
       @Override
       Watched watch(int count) {
+        // all started at once, as the watch strategy's references are, then awaited
+        List<CompletableFuture<Void>> started = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-          informers.add(client.configMaps().inNamespace(Fixtures.NAMESPACE).withName(Fixtures.name(i)).inform());
+          SharedIndexInformer<ConfigMap> informer = client.configMaps().inNamespace(Fixtures.NAMESPACE)
+              .withName(Fixtures.name(i)).runnableInformer(0);
+          informers.add(informer);
+          started.add(informer.start().toCompletableFuture());
         }
+        CompletableFuture.allOf(started.toArray(CompletableFuture[]::new)).join();
         return this;
       }
 
