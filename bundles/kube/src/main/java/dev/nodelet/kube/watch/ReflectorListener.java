@@ -53,6 +53,16 @@ public interface ReflectorListener<T extends HasMetadata> {
   }
 
   /**
+   * The watch is open again from {@code resourceVersion} after it had ended (a server-side timeout, a cut, a
+   * failure), without a list: the server answered the new watch request.
+   *
+   * @param resourceVersion the resourceVersion the watch resumed from
+   * @since 1.1
+   */
+  default void onRestart(String resourceVersion) {
+  }
+
+  /**
    * A list or watch failed; the reflector retries on its own with backoff (and lists again only after 410 Gone).
    *
    * @param error what failed, naming the resource and, if the server answered, its status

@@ -61,6 +61,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   // serial executor only
   private int failures;
   private boolean failing;
+  /** Whether a request was sent before: a watch without a list after that is a restart. */
+  private boolean connected;
   private ScheduledFuture<?> retry;
 
   HttpReflector(Engine engine, Class<T> type, String namespace, String fieldSelector, String labelSelector,
@@ -142,13 +144,14 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
     if (resourceVersion == null || !(synced || resuming)) {
       if (engine.tryWatchList()) {
-        watch(true);
+        watch(true, false);
       } else {
         listThenWatch();
       }
     } else {
-      watch(false);
+      watch(false, connected);
     }
+    connected = true;
   }
 
   private void listThenWatch() {
@@ -202,10 +205,10 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       }
     }
     replace(items, resourceVersionOf(list));
-    watch(false);
+    watch(false, false);
   }
 
-  private void watch(boolean watchList) {
+  private void watch(boolean watchList, boolean restart) {
     Map<String, String> query = new LinkedHashMap<>();
     query.put("watch", "true");
     query.put("allowWatchBookmarks", "true");
@@ -244,6 +247,14 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
           return;
         }
         call.status = answer.code();
+        if (restart && answer.code() / 100 == 2) {
+          String from = query.get("resourceVersion");
+          serial.execute(() -> {
+            if (call == current) {
+              notify(() -> listener.onRestart(from));
+            }
+          });
+        }
         answer.body().done().whenComplete((ignored, failure) -> serial.execute(() -> ended(call, failure)));
         answer.body().consume();
       } else {

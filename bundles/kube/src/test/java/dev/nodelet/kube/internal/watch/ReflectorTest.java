@@ -73,6 +73,7 @@ class ReflectorTest {
   static final class Recorder implements ReflectorListener<ConfigMap> {
     final List<String> events = new CopyOnWriteArrayList<>();
     final List<ReflectorException> errors = new CopyOnWriteArrayList<>();
+    final List<String> restarts = new CopyOnWriteArrayList<>();
 
     @Override
     public void onAdd(ConfigMap object) {
@@ -92,6 +93,11 @@ class ReflectorTest {
     @Override
     public void onSynced(String resourceVersion) {
       events.add("synced");
+    }
+
+    @Override
+    public void onRestart(String resourceVersion) {
+      restarts.add(resourceVersion);
     }
 
     @Override
@@ -176,9 +182,13 @@ class ReflectorTest {
         .start();
     await().atMost(WAIT).until(reflector::isSynced);
 
+    String synced = reflector.resourceVersion().orElseThrow();
+    assertThat(recorder.restarts).isEmpty();
     server.cutWatches();
     await().atMost(WAIT).until(() -> server.requestCount(Verb.WATCH, "configmaps") == 2
         && server.openWatches("configmaps") == 1);
+    // told once the new watch is open, with the version it resumed from
+    await().atMost(WAIT).until(() -> recorder.restarts.equals(List.of(synced)));
     put("a", "2");
     await().atMost(WAIT).until(() -> recorder.events.contains("update a=2"));
 
@@ -242,6 +252,7 @@ class ReflectorTest {
     assertThat(recorder.events).containsExactly("update a=2", "update a=3");
     assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
     assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+    assertThat(recorder.restarts).isEmpty(); // the first watch of a resumed reflector is no restart
     assertThat(recorder.errors).isEmpty();
   }
 
@@ -281,6 +292,7 @@ class ReflectorTest {
     assertThat(recorder.events).containsExactly("update a=2");
     assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
     assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(4);
+    assertThat(recorder.restarts).containsExactly(kept.getMetadata().getResourceVersion());
   }
 
   @Test
