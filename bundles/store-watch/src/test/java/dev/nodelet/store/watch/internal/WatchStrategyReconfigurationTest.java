@@ -111,9 +111,10 @@ class WatchStrategyReconfigurationTest {
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
 
-    // the new store answers: an object whose list cannot succeed fails the get with the sync error (every list of
-    // the test fails from here, so no store's relist can take the injected failure away)
+    // the new store answers: an object whose sync cannot succeed fails the get with the sync error (every list and
+    // watch of the test fails from here, so no other store's request can take the injected failure away)
     api.server().failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1000, 500);
+    api.server().failNext(dev.nodelet.testing.apiserver.Verb.WATCH, "configmaps", 1000, 500);
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("missing")
         .endConfigMap().endVolume().endSpec().build());
