@@ -144,8 +144,13 @@ abstract class Watched implements AutoCloseable {
     };
   }
 
+  /**
+   * One fabric8 informer per object, on the client Nodelet runs with: with fabric8's default JDK client every stream
+   * shares one HTTP/2 connection, and past the server's 100 streams the informers stop ({@code too many concurrent
+   * streams}).
+   */
   static Watched informers(ApiServerProcess server) {
-    return new Watched(client(server)) {
+    return new Watched(nodeletClient(server)) {
       private final List<SharedIndexInformer<ConfigMap>> informers = new ArrayList<>();
       private final Function<String, SharedIndexInformer<ConfigMap>> byName = name ->
           informers.get(Integer.parseInt(name.substring(3)));

@@ -2,6 +2,7 @@ package dev.nodelet.store.watch.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
@@ -29,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * The {@code watch} strategy as a service. Its configuration goes through {@link LastGoodConfiguration}: a valid new
  * one builds a new strategy for the stores created from then on (the managers take fresh stores when the service's
  * properties change; the strategy before stops its watches and sweep timer with its last store), an invalid one is
- * refused with an error naming the key. A new client re-activates it; deactivation stops every watch and the sweep
- * timer.
+ * refused with an error naming the key. Each object's watch is a reflector of {@code nodelet-kube}'s {@link Reflectors}
+ * service, over its client: the watches share its connections and restart bucket, and its requests are counted in
+ * {@code rest_client_*}. A new client re-activates it; deactivation stops every watch and the sweep timer.
  */
 @Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
@@ -93,6 +95,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   }
 
   private final KubernetesClient client;
+  private final Reflectors reflectors;
   private final String nodeName;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
@@ -105,9 +108,11 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
    * @throws IllegalArgumentException if the configuration is invalid
    */
   @Activate
-  public WatchStrategyComponent(@Reference KubernetesClient client, @Reference NodeIdentity node,
+  public WatchStrategyComponent(@Reference(name = "kubernetesClient") KubernetesClient client,
+      @Reference(name = "reflectors") Reflectors reflectors, @Reference(name = "nodeIdentity") NodeIdentity node,
       WatchStrategyConfiguration config) {
     this.client = client;
+    this.reflectors = reflectors;
     this.nodeName = node.nodeName();
     try {
       this.configuration = LastGoodConfiguration.activate(PID, "the watch store strategy", config, Settings::from);
@@ -157,7 +162,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   /** A strategy with the settings; its persistence directory is {@code open} if given, else opened anew. */
   private WatchStoreStrategy build(Settings s, Persistence open) {
-    WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client)
+    WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
         .metrics(metrics);
