@@ -274,6 +274,22 @@ class WatchBudgetTest {
   }
 
   @Test
+  void theNodesTtlAnnotationRulesThePolledCopies() {
+    strategy = WatchStoreStrategy.builder(api.client()).clock(clock).manualTicks().maxWatches(1).polledTtl(TTL)
+        .nodeAnnotations(key -> key.equals(WatchStoreStrategy.TTL_ANNOTATION) ? java.util.Optional.of("5")
+            : java.util.Optional.empty()).build();
+    store = strategy.createStore(ResourceType.CONFIG_MAPS);
+    referenceObjects(2);
+    assertThat(value(name(1))).isEqualTo("1");
+    put(name(1), "2");
+    clock.advance(Duration.ofMillis(4_999));
+    assertThat(value(name(1))).isEqualTo("1");
+    assertThat(store.staleness("ns", name(1))).hasValueSatisfying(why -> assertThat(why).contains("TTL of 5 s"));
+    clock.advance(Duration.ofMillis(1));
+    assertThat(value(name(1))).as("5 s, as the annotation says").isEqualTo("2");
+  }
+
+  @Test
   void anInvalidBudgetIsRefusedNamingIt() {
     assertThatThrownBy(() -> WatchStoreStrategy.builder(api.client()).maxWatches(-1))
         .isInstanceOf(IllegalArgumentException.class)

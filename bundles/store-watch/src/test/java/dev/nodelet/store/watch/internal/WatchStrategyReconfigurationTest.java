@@ -73,6 +73,55 @@ class WatchStrategyReconfigurationTest {
   }
 
   @Test
+  void anInvalidWatchBudgetIsRefusedNamingTheKey() {
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+        config(Map.of("max.watches", -1))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("max.watches: must be between 0 and 1000000 watches, was -1");
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+        config(Map.of("max.watches", "many"))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("max.watches: not a whole number of watches");
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+        config(Map.of("polled.ttl.seconds", -5))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
+
+    WatchStoreStrategy first = watch.strategy();
+    watch.modified(config(Map.of("max.watches", 1)));
+    for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(Map.of("max.watches", -1),
+        Map.of("max.watches", 1_000_001), Map.of("max.watches", "all"))) {
+      watch.modified(config(bad));
+      assertThat(watch.settings().maxWatches()).as("the last good budget").isEqualTo(1);
+      assertThat(first.maxWatches()).isEqualTo(1);
+    }
+    assertThat(watch.strategy()).isSameAs(first);
+  }
+
+  @Test
+  void aChangedWatchBudgetAppliesToTheStoresInForce() {
+    assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("b")
+        .endMetadata().addToData("k", "1").build()).create();
+    manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
+        .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("b").endConfigMap()
+        .endVolume().endSpec().build());
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
+    WatchStoreStrategy first = watch.strategy();
+
+    watch.modified(config(Map.of("max.watches", 1)));
+    assertThat(watch.strategy()).as("no new strategy: the budget holds across the change").isSameAs(first);
+    assertThat(watch.settings().maxWatches()).isEqualTo(1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+    assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    assertThat(manager.get("ns", "b").getData()).containsEntry("k", "1");
+
+    watch.modified(config(Map.of()));
+    assertThat(watch.strategy()).isSameAs(first);
+    assertThat(first.maxWatches()).isZero();
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
+  }
+
+  @Test
   void invalidChangesAreRefusedAndNothingMoves() {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
