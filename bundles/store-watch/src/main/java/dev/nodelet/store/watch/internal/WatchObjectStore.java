@@ -727,15 +727,32 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       return Optional.empty();
     }
     WatchItem.Polled polled = item.polled;
-    return polled != null ? Optional.of(polledStaleness(polled)) : item.staleness(stopped);
+    return polled != null ? polledStaleness(polled) : item.staleness(stopped);
   }
 
-  /** Why a polled copy may be out of date: it always may, by up to the time-to-live. */
-  private String polledStaleness(WatchItem.Polled polled) {
+  /**
+   * Why a polled copy may be out of date, as the TTL store tells it: its fetch failed, or it is older than the
+   * time-to-live (a fresh copy is as fresh as the TTL strategy's; {@link ObjectState#POLLED} says it is polled).
+   */
+  private Optional<String> polledStaleness(WatchItem.Polled polled) {
+    String why = "polled, not watched (the watch budget of " + settings.budget().max() + " is spent): ";
     Throwable error = polled.lastError;
-    String why = "polled, not watched (the watch budget of " + settings.budget().max() + " is spent): fetched "
-        + "again when older than the TTL of " + settings.polledTtl().get().toSeconds() + " s";
-    return error == null ? why : why + "; its last fetch failed: " + ApiServerErrors.reason(error);
+    if (error != null) {
+      return Optional.of(why + "its last fetch failed: " + ApiServerErrors.reason(error));
+    }
+    Duration ttl = settings.polledTtl().get();
+    long fetched;
+    synchronized (polled) {
+      fetched = polled.fetched;
+    }
+    if (fetched < 0) {
+      return Optional.of(why + "not fetched yet; the next get fetches it");
+    }
+    if (clock.millis() - fetched >= ttl.toMillis()) {
+      return Optional.of(why + "its TTL of " + ttl.toSeconds() + " s expired (fetched " + Instant.ofEpochMilli(fetched)
+          + "); the next get fetches it again");
+    }
+    return Optional.empty();
   }
 
   @Override

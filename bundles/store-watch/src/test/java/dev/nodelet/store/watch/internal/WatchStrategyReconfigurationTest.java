@@ -114,6 +114,10 @@ class WatchStrategyReconfigurationTest {
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     assertThat(manager.get("ns", "b").getData()).containsEntry("k", "1");
+    // the receipts and nodelet:objects show which one is polled
+    assertThat(manager.receipts().stream().flatMap(pod -> pod.objects().stream())
+        .filter(o -> o.state().equals(java.util.Optional.of(dev.nodelet.objectcache.ObjectState.POLLED))))
+        .hasSize(1);
 
     watch.modified(config(Map.of()));
     assertThat(watch.strategy()).isSameAs(first);
