@@ -157,6 +157,8 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     openStores.add(store);
     store.onClose(() -> {
       openStores.remove(store);
+      // the slots it held go to the polled objects of the stores that replace it
+      openStores.forEach(WatchObjectStore::fillBudget);
       if (retiring && openStores.isEmpty()) {
         close();
       }

@@ -45,6 +45,8 @@ class WatchStrategyReconfigurationTest {
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
         .endVolume().endSpec().build());
+    // a cold JVM may take longer than the sync wait for its first list
+    await().atMost(WAIT).ignoreExceptions().until(() -> manager.get("ns", "a") != null);
   }
 
   @AfterEach
@@ -112,6 +114,10 @@ class WatchStrategyReconfigurationTest {
     assertThat(watch.strategy()).as("no new strategy: the budget holds across the change").isSameAs(first);
     assertThat(watch.settings().maxWatches()).isEqualTo(1);
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+    // SCR publishes the new properties and the manager takes a fresh store of the same strategy, within its budget
+    manager.useStrategy("watch", watch);
+    await().atMost(WAIT).until(() -> first.openStores() == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     assertThat(manager.get("ns", "b").getData()).containsEntry("k", "1");
     // the receipts and nodelet:objects show which one is polled
@@ -122,6 +128,9 @@ class WatchStrategyReconfigurationTest {
     watch.modified(config(Map.of()));
     assertThat(watch.strategy()).isSameAs(first);
     assertThat(first.maxWatches()).isZero();
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
+    manager.useStrategy("watch", watch);
+    await().atMost(WAIT).until(() -> first.openStores() == 1);
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
   }
 
