@@ -60,10 +60,13 @@ public final class WatchBudget {
    * A slot for a polled item read again: see the class comment.
    *
    * @param previousRead when the item was read before this read, in the clock of {@link WatchItem#lastUsed()}
-   * @return whether it got a slot, and the demotion of the item whose slot it took, if any (run it before starting
-   *     the item's watch, so that the API server does not see one watch too many)
+   * @return whether it got a slot now (not if it held one already), and the demotion of the item whose slot it took,
+   *     if any (run it before starting the item's watch, so that the API server does not see one watch too many)
    */
   synchronized Grant promote(WatchItem<?> item, long previousRead, Runnable demote) {
+    if (holders.containsKey(item)) {
+      return Grant.NONE; // another get promoted it meanwhile
+    }
     if (admit(item, demote)) {
       return Grant.ROOM;
     }
@@ -106,11 +109,6 @@ public final class WatchBudget {
       demotions.add(holder.demote());
     }
     return demotions;
-  }
-
-  /** @return whether a slot is free now (always, with no budget) */
-  synchronized boolean hasRoom() {
-    return max == 0 || holders.size() < max;
   }
 
   /** @return the budget; 0 for none */

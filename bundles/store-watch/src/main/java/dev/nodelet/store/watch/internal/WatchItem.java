@@ -67,6 +67,8 @@ final class WatchItem<T extends HasMetadata> {
   private Throwable lastError;
   private T immutableCopy;
   private boolean verify;
+  /** Whether the running cycle has delivered the object: only then did its watch keep the copy current. */
+  private boolean delivered;
 
   /**
    * @param namespace the object's namespace
@@ -118,6 +120,7 @@ final class WatchItem<T extends HasMetadata> {
     running = true;
     resourceVersion = null;
     failures = 0;
+    delivered = false;
     return ++run;
   }
 
@@ -131,6 +134,7 @@ final class WatchItem<T extends HasMetadata> {
     snapshot = new Snapshot<>(object, true, true);
     running = true;
     failures = 0;
+    delivered = false;
     return ++run;
   }
 
@@ -170,6 +174,7 @@ final class WatchItem<T extends HasMetadata> {
     }
     failures = 0;
     lastError = null;
+    delivered = true;
     snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
     return true;
   }
@@ -236,7 +241,7 @@ final class WatchItem<T extends HasMetadata> {
 
   /**
    * Ends the watch cycle and serves the object by GETs: the copy stays, no longer served without a look at its age
-   * (it was current while the watch ran; a copy from disk is fetched on the next get). The caller closes the watch
+   * (current now if the watch delivered it and is up; otherwise the next get fetches it). The caller closes the watch
    * ({@link #takeWatch()}).
    *
    * @param now the clock's millis
@@ -251,7 +256,7 @@ final class WatchItem<T extends HasMetadata> {
     Polled next = new Polled();
     Snapshot<T> current = snapshot;
     if (current != null) {
-      if (!current.fromDisk()) {
+      if (delivered && lastError == null && !current.fromDisk()) {
         next.fetched = now;
       }
       snapshot = new Snapshot<>(current.object(), false, current.fromDisk());

@@ -499,12 +499,14 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }));
     polledItems.sort(Comparator.comparingLong(WatchItem<T>::lastUsed).reversed());
     for (WatchItem<T> item : polledItems) {
-      if (!settings.budget().hasRoom()) {
+      if (!settings.budget().admit(item, () -> demote(item))) {
         return;
       }
       if (item.unpoll()) {
         recorder.toWatched.inc();
         start(item);
+      } else {
+        settings.budget().release(item);
       }
     }
   }
