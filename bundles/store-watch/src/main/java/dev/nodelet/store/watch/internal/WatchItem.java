@@ -97,7 +97,7 @@ final class WatchItem<T extends HasMetadata> {
   static final class Polled {
     /** When the copy was last fetched (or last kept current by the watch), in clock millis; -1 if it never was. */
     long fetched = -1;
-    /** The previous get while polled, in clock millis; -1 if none. */
+    /** The previous get while polled, in the store's coarse clock as {@link #lastUsed()}; -1 if none. */
     long lastRead = -1;
     /** The last failure of a fetch, until one succeeds; read without the lock by staleness reports. */
     volatile Throwable lastError;

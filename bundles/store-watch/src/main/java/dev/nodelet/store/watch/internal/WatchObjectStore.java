@@ -411,7 +411,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         fetch(item, polled, at);
       }
       previousRead = polled.lastRead;
-      polled.lastRead = at;
+      // in the coarse clock of the watched items' use, so that reads within its tick trade no watches
+      polled.lastRead = now;
       snapshot = item.snapshot;
     }
     T object = snapshot == null ? null : snapshot.object();
