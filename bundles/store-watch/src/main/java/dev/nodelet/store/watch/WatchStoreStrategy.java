@@ -1,12 +1,13 @@
 package dev.nodelet.store.watch;
 
+import dev.nodelet.kube.watch.ReflectorEngine;
+import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.DiskStore;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.internal.WatchBudget;
-import dev.nodelet.store.watch.internal.WatchClient;
 import dev.nodelet.store.watch.internal.WatchMetrics;
 import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
@@ -28,10 +29,12 @@ import java.util.function.Supplier;
  * {@code metadata.name=<name>}) that starts when the first pod references it, stops when no pod does, when it has not
  * been read for the maximum idle time or when the object turns out to be immutable, and restarts on the next get.
  *
- * <p>Watches run on fabric8's asynchronous machinery, each on its own HTTP/1.1 connection of one client that the
- * strategy derives from the given one (see {@link WatchClient} for why). Its threads do not grow with the number of
- * watches: one timer (list starts, retries, the idle sweep), the client's selector and two small bounded pools.
- * {@link #close()} closes every store still open, the timer and that client.
+ * <p>Each object's list and watch is a {@link dev.nodelet.kube.watch.Reflector} of {@code nodelet-kube}'s one
+ * list/watch machinery, over the client it is given: a {@link ReflectorEngine} the strategy builds over that client,
+ * or the {@link Reflectors} given to {@link Builder#reflectors} (in OSGi, {@code nodelet-kube}'s service, so that the
+ * watches share its connections, restart bucket and request metrics). Threads do not grow with the number of
+ * watches: the strategy's one timer (the idle sweep) and the engine's few. {@link #close()} closes every store still
+ * open, the timer and the engine the strategy built; a given {@link Reflectors} and the client stay open.
  *
  * <p>Given a {@link Persistence} directory ({@link Builder#persistence}), its stores keep the objects and references
  * on disk and start with those a previous run stored, so that a node restarted without its API server still serves
@@ -64,8 +67,15 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   /** The longest time-to-live of polled objects: a year, as for the {@code ttl} strategy. */
   private static final Duration MAX_TTL = Duration.ofDays(365);
 
-  private final WatchClient watchClient;
   private final WatchBudget budget;
+  /** The retry delays of the engine the strategy builds: 250 ms doubling to 2 s, with jitter. */
+  private static final Duration RETRY_INITIAL = Duration.ofMillis(250);
+  private static final Duration RETRY_MAX = Duration.ofSeconds(2);
+
+  private final KubernetesClient client;
+  private final Reflectors reflectors;
+  /** The engine the strategy built, closed with it; null when the reflectors were given. */
+  private final ReflectorEngine ownEngine;
   private final Clock clock;
   private final WatchSettings settings;
   private final WatchMetrics metrics;
@@ -77,7 +87,15 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WatchStoreStrategy(Builder builder) {
-    this.watchClient = new WatchClient(builder.client);
+    this.client = builder.client;
+    if (builder.reflectors != null) {
+      this.ownEngine = null;
+      this.reflectors = builder.reflectors;
+    } else {
+      // retries sooner than the service's default, so that a restarted server is seen quickly
+      this.ownEngine = ReflectorEngine.builder(builder.client).backoff(RETRY_INITIAL, RETRY_MAX).build();
+      this.reflectors = ownEngine;
+    }
     this.clock = builder.clock;
     this.budget = new WatchBudget(builder.maxWatches);
     this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval, budget,
@@ -137,7 +155,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   /**
    * Starts building a strategy.
    *
-   * @param client the client to watch with; not closed by the strategy
+   * @param client the client to watch with (and to check an immutable object again); not closed by the strategy
    * @return a builder with the kubelet's defaults
    */
   public static Builder builder(KubernetesClient client) {
@@ -152,7 +170,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
       throw new IllegalStateException("the watch strategy is closed");
     }
     DiskStore<T> disk = persistence == null ? DiskStore.none() : persistence.store(type);
-    WatchObjectStore<T> store = new WatchObjectStore<>(watchClient.client(), type, clock, settings, timer,
+    WatchObjectStore<T> store = new WatchObjectStore<>(client, reflectors, type, clock, settings, timer,
         listener, disk, restoredGrace, metrics);
     openStores.add(store);
     store.onClose(() -> {
@@ -206,7 +224,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     }
   }
 
-  /** Closes every store this strategy created and still open, its timer and its watch client. Idempotent. */
+  /** Closes every store this strategy created and still open, its timer and the engine it built. Idempotent. */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -214,7 +232,9 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     }
     timer.shutdownNow();
     openStores.forEach(ObjectStore::close);
-    watchClient.close();
+    if (ownEngine != null) {
+      ownEngine.close();
+    }
   }
 
   /** Options of a {@link WatchStoreStrategy}. */
@@ -230,9 +250,23 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     private int maxWatches;
     private Duration polledTtl = WatchSettings.DEFAULT_POLLED_TTL;
     private Optional<Function<String, Optional<String>>> nodeAnnotations = Optional.empty();
+    private Reflectors reflectors;
 
     private Builder(KubernetesClient client) {
       this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * The objects' reflectors come from {@code reflectors} (which must speak to the same API server as the client)
+     * instead of an engine the strategy builds over the client; the strategy does not close them.
+     *
+     * @param reflectors in OSGi, the {@code nodelet-kube} service
+     * @return this builder
+     * @since 1.3
+     */
+    public Builder reflectors(Reflectors reflectors) {
+      this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
+      return this;
     }
 
     /**

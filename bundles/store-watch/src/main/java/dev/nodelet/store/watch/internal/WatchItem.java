@@ -1,9 +1,9 @@
 package dev.nodelet.store.watch.internal;
 
 import dev.nodelet.cache.core.ApiServerErrors;
+import dev.nodelet.kube.watch.Reflector;
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.Watch;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -16,8 +16,8 @@ import java.util.function.Predicate;
  * read without a lock. A stopped mutable item is not initialized (no snapshot): the next get waits for a fresh list.
  * An immutable item keeps the copy it saw and needs no watch.
  *
- * <p>Each start of the list+watch cycle gets a new run number; callbacks of an earlier run are ignored, so a stopped
- * watch that still delivers an event changes nothing.
+ * <p>Each start of the list+watch cycle gets a new run number and a reflector of its own; callbacks of an earlier run
+ * are ignored, so a stopped reflector that still delivers an event changes nothing.
  */
 final class WatchItem<T extends HasMetadata> {
 
@@ -60,9 +60,8 @@ final class WatchItem<T extends HasMetadata> {
   // guarded by this
   private int run;
   private boolean running;
-  private Watch watch;
+  private Reflector<T> reflector;
   private String resourceVersion;
-  private int failures;
   /** The last failure of a list or watch, until one succeeds. */
   private Throwable lastError;
   private T immutableCopy;
@@ -119,7 +118,6 @@ final class WatchItem<T extends HasMetadata> {
     }
     running = true;
     resourceVersion = null;
-    failures = 0;
     delivered = false;
     return ++run;
   }
@@ -133,13 +131,12 @@ final class WatchItem<T extends HasMetadata> {
     resourceVersion = object.getMetadata().getResourceVersion();
     snapshot = new Snapshot<>(object, true, true);
     running = true;
-    failures = 0;
     delivered = false;
     return ++run;
   }
 
   /**
-   * Stops the cycle and drops the snapshot of a mutable object; the caller closes the watch ({@link #takeWatch()}).
+   * Stops the cycle and drops the snapshot of a mutable object; the caller closes the reflector ({@link #takeReflector()}).
    *
    * @return false if it was stopped already
    */
@@ -172,7 +169,6 @@ final class WatchItem<T extends HasMetadata> {
     if (version != null) {
       resourceVersion = version;
     }
-    failures = 0;
     lastError = null;
     delivered = true;
     snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
@@ -183,7 +179,6 @@ final class WatchItem<T extends HasMetadata> {
   synchronized void progressed(int run, String version) {
     if (isRun(run) && version != null) {
       resourceVersion = version;
-      failures = 0;
       lastError = null;
       Snapshot<T> current = snapshot;
       if (current != null && current.fromDisk()) {
@@ -193,19 +188,25 @@ final class WatchItem<T extends HasMetadata> {
     }
   }
 
-  /** Keeps the watch of {@code run}; returns false (and the caller closes it) if that run is over. */
-  synchronized boolean watching(int run, Watch watch) {
+  /** Keeps the reflector of {@code run}; returns false (and the caller closes it) if that run is over. */
+  synchronized boolean watching(int run, Reflector<T> reflector) {
     if (!isRun(run)) {
       return false;
     }
-    this.watch = watch;
-    // the API server answered: the watch is up again, even before its first event
-    lastError = null;
+    this.reflector = reflector;
     return true;
   }
 
+  /** The watch of {@code run} is open again after it ended: the API server answered, even before an event. */
+  synchronized void reopened(int run) {
+    if (isRun(run)) {
+      lastError = null;
+    }
+  }
+
+  /** Whether the item's watch is up: it has a reflector whose last list or watch did not fail. */
   synchronized boolean hasWatch() {
-    return watch != null;
+    return reflector != null && lastError == null;
   }
 
   /** The last failure of a list or watch since the last success, or null. */
@@ -213,22 +214,15 @@ final class WatchItem<T extends HasMetadata> {
     return lastError;
   }
 
-  /** The version to resume a watch from, or null to list again. */
-  synchronized String resourceVersion() {
-    return resourceVersion;
-  }
-
-  /** A list or watch of {@code run} failed; forgets the watch and counts the failure for the backoff. */
-  synchronized int failed(int run, boolean relist, Throwable error) {
+  /** A list or watch of {@code run} failed (its reflector retries); {@code relist}: it lists again. */
+  synchronized void failed(int run, boolean relist, Throwable error) {
     if (!isRun(run)) {
-      return -1;
+      return;
     }
-    watch = null;
     lastError = error;
     if (relist) {
       resourceVersion = null;
     }
-    return failures++;
   }
 
   /** Stops a running, synced, mutable item that was not read for longer than {@code maxIdleMillis}. */
@@ -242,7 +236,7 @@ final class WatchItem<T extends HasMetadata> {
   /**
    * Ends the watch cycle and serves the object by GETs: the copy stays, no longer served without a look at its age
    * (current now if the watch delivered it and is up; otherwise the next get fetches it). The caller closes the watch
-   * ({@link #takeWatch()}).
+   * ({@link #takeReflector()}).
    *
    * @param now the clock's millis
    * @return false if the item is not running (stopped, polled or immutable)
@@ -349,7 +343,7 @@ final class WatchItem<T extends HasMetadata> {
   }
 
   /**
-   * Keeps the copy of an immutable object and ends the cycle; the caller closes the watch ({@link #takeWatch()}).
+   * Keeps the copy of an immutable object and ends the cycle; the caller closes the reflector ({@link #takeReflector()}).
    *
    * @return true the first time
    */
@@ -365,10 +359,10 @@ final class WatchItem<T extends HasMetadata> {
     return true;
   }
 
-  /** The watch of a stopped cycle, for the caller to close outside this lock. */
-  synchronized Watch takeWatch() {
-    Watch taken = watch;
-    watch = null;
+  /** The reflector of a stopped cycle, for the caller to close outside this lock. */
+  synchronized Reflector<T> takeReflector() {
+    Reflector<T> taken = reflector;
+    reflector = null;
     return taken;
   }
 

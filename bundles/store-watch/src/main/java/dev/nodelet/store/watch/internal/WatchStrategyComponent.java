@@ -2,6 +2,7 @@ package dev.nodelet.store.watch.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
@@ -30,9 +31,11 @@ import org.slf4j.LoggerFactory;
  * one builds a new strategy for the stores created from then on (the managers take fresh stores when the service's
  * properties change; the strategy before stops its watches and sweep timer with its last store), an invalid one is
  * refused with an error naming the key. A change of {@code max.watches} alone applies to the strategy in force, so
- * that the stores keep their objects and the budget holds across the change. A new client re-activates it;
- * deactivation stops every watch and the sweep timer. The time-to-live of polled objects follows the node's
- * annotation through {@link NodeIdentity}, which watches the node anyway.
+ * that the stores keep their objects and the budget holds across the change. Each object's watch is a reflector of
+ * {@code nodelet-kube}'s {@link Reflectors} service, over its client: the watches share its connections and restart
+ * bucket, and its requests are counted in {@code rest_client_*}. The time-to-live of polled objects follows the
+ * node's annotation through {@link NodeIdentity}, which watches the node anyway. A new client re-activates it;
+ * deactivation stops every watch and the sweep timer.
  */
 @Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
@@ -118,6 +121,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   private final KubernetesClient client;
   private final NodeIdentity node;
+  private final Reflectors reflectors;
   private final String nodeName;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
@@ -130,10 +134,12 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
    * @throws IllegalArgumentException if the configuration is invalid
    */
   @Activate
-  public WatchStrategyComponent(@Reference KubernetesClient client, @Reference NodeIdentity node,
+  public WatchStrategyComponent(@Reference(name = "kubernetesClient") KubernetesClient client,
+      @Reference(name = "reflectors") Reflectors reflectors, @Reference(name = "nodeIdentity") NodeIdentity node,
       WatchStrategyConfiguration config) {
     this.client = client;
     this.node = node;
+    this.reflectors = reflectors;
     this.nodeName = node.nodeName();
     try {
       this.configuration = LastGoodConfiguration.activate(PID, "the watch store strategy", config, Settings::from);
@@ -190,7 +196,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   /** A strategy with the settings; its persistence directory is {@code open} if given, else opened anew. */
   private WatchStoreStrategy build(Settings s, Persistence open) {
-    WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client)
+    WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
         .maxWatches(s.maxWatches())

@@ -32,6 +32,12 @@ class WatchStrategyReconfigurationTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
+  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
+
+  @AfterEach
+  void closeReflectors() {
+    reflectors.close();
+  }
   private WatchStrategyComponent watch;
   private SwitchableObjectManager<ConfigMap> manager;
 
@@ -39,7 +45,7 @@ class WatchStrategyReconfigurationTest {
   void start() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
+    watch = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
     manager = ObjectManagers.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
@@ -61,29 +67,29 @@ class WatchStrategyReconfigurationTest {
 
   @Test
   void activationWithAnInvalidValueFailsNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("sync.wait.millis", 3_600_000))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("resync.interval.seconds", "often"))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
     // what the builder refuses by itself keeps the builder's message
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of("sync.wait.millis", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of("sync.wait.millis", 0))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
   }
 
   @Test
   void anInvalidWatchBudgetIsRefusedNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("max.watches", -1))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("max.watches: must be between 0 and 1000000 watches, was -1");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("max.watches", "many"))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("max.watches: not a whole number of watches");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("polled.ttl.seconds", -5))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
@@ -173,9 +179,10 @@ class WatchStrategyReconfigurationTest {
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     await().atMost(WAIT).untilAsserted(() -> assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1"));
 
-    // the new store answers: an object whose list cannot succeed fails the get with the sync error (every list of
-    // the test fails from here, so no store's relist can take the injected failure away)
+    // the new store answers: an object whose sync cannot succeed fails the get with the sync error (every list and
+    // watch of the test fails from here, so no other store's request can take the injected failure away)
     api.server().failNext(dev.nodelet.testing.apiserver.Verb.LIST, "configmaps", 1000, 500);
+    api.server().failNext(dev.nodelet.testing.apiserver.Verb.WATCH, "configmaps", 1000, 500);
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("missing")
         .endConfigMap().endVolume().endSpec().build());
