@@ -71,9 +71,11 @@ class PodSourceConfigurationTest {
   @Test
   void anInvalidValueAtActivationFailsItNamingTheKey() {
     assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 0))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("listener.threads: must be between 1 and 64, was 0");
     assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 1000))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at most 64, was 1000");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("listener.threads: must be between 1 and 64, was 1000");
     assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", "two"))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("listener.threads: not a whole number");
   }
