@@ -29,22 +29,23 @@ public final class PodSourceComponent {
 
   public static final String PID = "dev.nodelet.podsource";
 
-  private final LastGoodConfiguration<PodSourceConfiguration, Integer> configuration;
+  private final LastGoodConfiguration<PodSourceConfiguration, Settings> configuration;
   private final PodSource source;
 
   @Activate
   public PodSourceComponent(@Reference Reflectors reflectors, @Reference NodeIdentity node,
       PodSourceConfiguration config) {
     this.configuration = LastGoodConfiguration.activate(PID, "the pod source", config,
-        PodSourceComponent::threads);
-    this.source = PodSource.builder(reflectors, node.nodeName()).listenerThreads(configuration.current()).build();
+        Settings::from);
+    this.source = PodSource.builder(reflectors, node.nodeName()).listenerThreads(configuration.current().listenerThreads())
+        .build();
     source.start();
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(PodSourceConfiguration config) {
-    configuration.offer(config).ifPresent(source::setListenerThreads);
+    configuration.offer(config).ifPresent(next -> source.setListenerThreads(next.listenerThreads()));
   }
 
   /** The number of listener threads, for tests. */
@@ -52,9 +53,18 @@ public final class PodSourceComponent {
     return source.listenerThreads();
   }
 
-  /** @throws IllegalArgumentException naming the key that is wrong and why */
-  private static Integer threads(PodSourceConfiguration config) {
-    return (int) within("listener.threads", config::listener_threads, 1, PodSource.MAX_THREADS, "");
+  /** A validated configuration. */
+  private record Settings(int listenerThreads) {
+
+    /** @throws IllegalArgumentException naming the key that is wrong and why */
+    static Settings from(PodSourceConfiguration config) {
+      return new Settings((int) within("listener.threads", config::listener_threads, 1, PodSource.MAX_THREADS, ""));
+    }
+
+    @Override
+    public String toString() {
+      return "listener.threads=" + listenerThreads;
+    }
   }
 
   @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
