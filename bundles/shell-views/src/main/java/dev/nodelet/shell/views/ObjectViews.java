@@ -151,11 +151,12 @@ public final class ObjectViews {
    */
   public static String watchStatistics(Collection<? extends ObjectManager<?>> managers) {
     List<String[]> rows = new ArrayList<>();
-    rows.add(new String[] {"RESOURCE", "WATCHERS", "TERMINATED", "INITIAL-EVENTS"});
+    rows.add(new String[] {"RESOURCE", "WATCHERS", "TERMINATED", "INITIAL-EVENTS", "QUEUED", "LONGEST-QUEUE"});
     for (ObjectManager<?> manager : sorted(managers)) {
       WatchStatistics statistics = manager.watchStatistics();
       rows.add(new String[] {manager.type().plural(), Integer.toString(statistics.watchers()),
-          Long.toString(statistics.terminatedWatchers()), Long.toString(statistics.initialEvents())});
+          Long.toString(statistics.terminatedWatchers()), Long.toString(statistics.initialEvents()),
+          Long.toString(statistics.queuedEvents()), Integer.toString(statistics.longestQueue())});
     }
     return table(rows);
   }

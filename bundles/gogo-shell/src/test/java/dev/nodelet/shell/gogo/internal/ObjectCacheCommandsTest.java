@@ -195,9 +195,9 @@ class ObjectCacheCommandsTest {
     try (Watch<ConfigMap> watch = configMaps.watch(WatchOptions.<ConfigMap>builder().sendInitialEvents(true)
         .build())) {
       assertThat(commands.watchstats()).isEqualTo("""
-          RESOURCE    WATCHERS  TERMINATED  INITIAL-EVENTS
-          configmaps  1         0           1
-          secrets     0         0           0
+          RESOURCE    WATCHERS  TERMINATED  INITIAL-EVENTS  QUEUED  LONGEST-QUEUE
+          configmaps  1         0           1               1       1
+          secrets     0         0           0               0       0
           """);
     }
   }
