@@ -27,7 +27,7 @@ public final class Main {
   static final String FAILED = "FAILED";
 
   /** The order in which the measures run: the cheap and most important first. */
-  static final List<Integer> ORDER = List.of(1, 3, 9, 5, 6, 7, 2, 4, 8);
+  static final List<Integer> ORDER = List.of(1, 3, 9, 5, 6, 7, 2, 4, 8, TransportHarness.MEASURE);
 
   private Main() {
   }
@@ -73,6 +73,7 @@ public final class Main {
       case 7 -> DraClaimsHarness.run(settings.smoke());
       case 8 -> PersistenceHarness.run(settings.smoke());
       case 9 -> JmhMeasures.metricsOverhead(settings);
+      case TransportHarness.MEASURE -> TransportHarness.run(settings.smoke());
       default -> throw new IllegalArgumentException("no measure " + measure);
     };
   }

@@ -25,13 +25,15 @@ class BenchmarksSmokeTest {
     Report.write(settings, rows, java.time.Duration.ZERO, "--smoke");
 
     assertThat(rows).noneMatch(r -> Main.FAILED.equals(r.met()));
-    assertThat(rows).extracting(Row::measure).containsOnly(1, 2, 3, 4, 5, 6, 7, 8, 9);
+    assertThat(rows).extracting(Row::measure).containsOnly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
     assertThat(rows).filteredOn(r -> r.measure() == 3).hasSize(4);
     assertThat(rows).filteredOn(r -> r.measure() == 5).hasSize(2);
     assertThat(rows).filteredOn(r -> r.measure() == 6).hasSize(2);
     assertThat(rows).filteredOn(r -> r.measure() == 7).hasSize(2);
     assertThat(rows).filteredOn(r -> r.measure() == 8).hasSize(2);
     assertThat(rows).filteredOn(r -> r.measure() == 9).hasSize(2);
+    // five clients, over TLS and plain HTTP
+    assertThat(rows).filteredOn(r -> r.measure() == TransportHarness.MEASURE).hasSize(10);
     assertThat(Files.readString(out)).contains("| 1 |", "| 6 |", Report.END);
   }
 }

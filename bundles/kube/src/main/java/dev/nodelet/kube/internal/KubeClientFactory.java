@@ -3,10 +3,6 @@ package dev.nodelet.kube.internal;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientImpl;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -24,8 +20,6 @@ public final class KubeClientFactory {
   /** Prefix of the names of the client's task threads, so that a leaked one is recognisable. */
   public static final String THREAD_NAME_PREFIX = "nodelet-kube-";
 
-  /** Threads of the JDK HTTP client: I/O completions and response bodies. */
-  static final int HTTP_THREADS = 4;
   /** Threads of fabric8's tasks: watch and informer events, each watch's in order. */
   static final int TASK_THREADS = 8;
   /** The name under which fabric8's builders add {@code io.fabric8.kubernetes.client.http.HttpLoggingInterceptor}. */
@@ -88,8 +82,7 @@ public final class KubeClientFactory {
     return new KubernetesClientBuilder()
         .withConfig(clientConfig(settings))
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
-        .withHttpClientFactory(new BoundedJdkHttpClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http",
-            metrics))
+        .withHttpClientFactory(new Http2Transport(THREAD_NAME_PREFIX + clients.get() + "-http", metrics))
         // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
         // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
         .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
@@ -123,38 +116,6 @@ public final class KubeClientFactory {
         });
     pool.allowCoreThreadTimeOut(true);
     return pool;
-  }
-
-  /** The JDK HTTP client on a bounded pool, shut down when the client closes, and measured if there are metrics. */
-  private static final class BoundedJdkHttpClientFactory extends JdkHttpClientFactory {
-    private final String prefix;
-    private final Optional<KubeMetrics> metrics;
-    private final List<ExecutorService> pools = new CopyOnWriteArrayList<>();
-
-    BoundedJdkHttpClientFactory(String prefix, Optional<KubeMetrics> metrics) {
-      this.prefix = prefix;
-      this.metrics = metrics;
-    }
-
-    @Override
-    protected java.net.http.HttpClient.Builder createNewHttpClientBuilder() {
-      java.net.http.HttpClient.Builder builder = super.createNewHttpClientBuilder();
-      return metrics.<java.net.http.HttpClient.Builder>map(m -> new MeteredHttpClient.Builder(builder, m))
-          .orElse(builder);
-    }
-
-    @Override
-    protected void additionalConfig(java.net.http.HttpClient.Builder builder) {
-      ExecutorService pool = boundedPool(prefix, HTTP_THREADS);
-      pools.add(pool);
-      builder.executor(pool);
-    }
-
-    @Override
-    protected void closeHttpClient(JdkHttpClientImpl client) {
-      super.closeHttpClient(client);
-      pools.forEach(ExecutorService::shutdownNow);
-    }
   }
 
   /** fabric8's task pool (watch and informer event delivery), bounded and shut down when the client closes. */
