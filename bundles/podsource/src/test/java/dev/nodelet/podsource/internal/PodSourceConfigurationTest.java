@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.podsource.RecordingListener;
@@ -12,7 +13,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,17 +30,7 @@ class PodSourceConfigurationTest {
   private PodSourceComponent component;
   private final RecordingListener listener = new RecordingListener();
 
-  private final NodeIdentity node = new NodeIdentity() {
-    @Override
-    public String nodeName() {
-      return "node-a";
-    }
-
-    @Override
-    public Optional<String> nodeUid() {
-      return Optional.empty();
-    }
-  };
+  private final NodeIdentity node = FixedNodeIdentity.named("node-a");
 
   @BeforeEach
   void start() {

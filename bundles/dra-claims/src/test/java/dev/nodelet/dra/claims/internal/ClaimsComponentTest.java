@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
@@ -11,7 +12,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,17 +28,7 @@ class ClaimsComponentTest {
 
   private final EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
   private final KubernetesClient client = server.newClient();
-  private final NodeIdentity node = new NodeIdentity() {
-    @Override
-    public String nodeName() {
-      return "node-a";
-    }
-
-    @Override
-    public Optional<String> nodeUid() {
-      return Optional.empty();
-    }
-  };
+  private final NodeIdentity node = FixedNodeIdentity.named("node-a");
   private ClaimsComponent component;
 
   @AfterEach
