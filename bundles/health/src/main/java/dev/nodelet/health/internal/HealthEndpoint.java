@@ -19,7 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -66,7 +65,10 @@ public final class HealthEndpoint {
   private static final Logger LOG = LoggerFactory.getLogger(HealthEndpoint.class);
 
   private final HealthCheckExecutor executor;
-  private final List<ObjectManager<?>> managers = new CopyOnWriteArrayList<>();
+  /** Replaced by SCR as managers come and go. */
+  @Reference(name = "manager", service = ObjectManager.class, cardinality = ReferenceCardinality.MULTIPLE,
+      policy = ReferencePolicy.DYNAMIC)
+  private volatile List<ObjectManager<?>> managers = List.of();
   private final LastGoodConfiguration<HealthConfiguration, InetSocketAddress> configuration;
   private Server server; // guarded by this
 
@@ -150,16 +152,6 @@ public final class HealthEndpoint {
   /** The port listened on. */
   synchronized int port() {
     return server.http().getAddress().getPort();
-  }
-
-  @Reference(name = "manager", service = ObjectManager.class, cardinality = ReferenceCardinality.MULTIPLE,
-      policy = ReferencePolicy.DYNAMIC)
-  void addManager(ObjectManager<?> manager) {
-    managers.add(manager);
-  }
-
-  void removeManager(ObjectManager<?> manager) {
-    managers.remove(manager);
   }
 
   @Deactivate
