@@ -1,5 +1,7 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.Reflectors;
@@ -16,7 +18,6 @@ import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.function.ToLongFunction;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -76,10 +77,8 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(WatchStrategyConfiguration config) {
       return new Settings(
-          within(RESYNC_INTERVAL, WatchStrategyConfiguration::resync_interval_seconds, config, 1,
-              MAX_RESYNC_INTERVAL_SECONDS, "seconds"),
-          within(SYNC_WAIT, WatchStrategyConfiguration::sync_wait_millis, config, 1, MAX_SYNC_WAIT_MILLIS,
-              "milliseconds"),
+          within(RESYNC_INTERVAL, config::resync_interval_seconds, 1, MAX_RESYNC_INTERVAL_SECONDS, "seconds"),
+          within(SYNC_WAIT, config::sync_wait_millis, 1, MAX_SYNC_WAIT_MILLIS, "milliseconds"),
           PersistenceConfig.from(config.persistence_dir(), config.persistence_key_file(),
               config.persistence_encrypt_configmaps(), config::persistence_max_bytes,
               config::persistence_restored_grace_seconds),
@@ -93,22 +92,6 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     boolean sameButBudget(Settings other) {
       return equals(new Settings(other.resyncIntervalSeconds, other.syncWaitMillis, other.persistence, maxWatches,
           other.polledTtlSeconds));
-    }
-
-    private static long within(String key, ToLongFunction<WatchStrategyConfiguration> read,
-        WatchStrategyConfiguration config, long min, long max, String unit) {
-      long value;
-      try {
-        value = read.applyAsLong(config);
-      } catch (RuntimeException e) {
-        // DS and the converter fail on the first read of a value they cannot convert
-        throw new IllegalArgumentException(key + ": not a whole number of " + unit + " (" + e.getMessage() + ")");
-      }
-      if (value < min || value > max) {
-        throw new IllegalArgumentException(key + ": must be between " + min + " and " + max + " " + unit + ", was "
-            + value);
-      }
-      return value;
     }
 
     @Override
