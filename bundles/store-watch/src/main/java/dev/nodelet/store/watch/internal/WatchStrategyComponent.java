@@ -82,10 +82,8 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
           PersistenceConfig.from(config.persistence_dir(), config.persistence_key_file(),
               config.persistence_encrypt_configmaps(), config::persistence_max_bytes,
               config::persistence_restored_grace_seconds),
-          (int) within(MAX_WATCHES, WatchStrategyConfiguration::max_watches, config, 0, WatchBudget.MAX,
-              "watches"),
-          within(POLLED_TTL, WatchStrategyConfiguration::polled_ttl_seconds, config, 0, MAX_POLLED_TTL_SECONDS,
-              "seconds"));
+          (int) within(MAX_WATCHES, config::max_watches, 0, WatchBudget.MAX, "watches"),
+          within(POLLED_TTL, config::polled_ttl_seconds, 0, MAX_POLLED_TTL_SECONDS, "seconds"));
     }
 
     /** @return whether {@code other} differs from these in the watch budget at most */
