@@ -11,8 +11,6 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,9 +30,6 @@ import org.HdrHistogram.Histogram;
  * watches on the server sampled every 100 ms; and the latency from each update to the first get that returns it, apart
  * for objects that held a watch when the update was sent and for polled ones. A checker re-reads pending objects
  * every millisecond. The API server runs in a child JVM (TLS + HTTP/2).
- *
- * <p>The budget is an option of newer watch strategies: where {@code WatchStoreStrategy.Builder} has no
- * {@code maxWatches}, the measure yields one row saying it is not available.
  */
 final class BudgetHarness {
 
@@ -51,24 +46,16 @@ final class BudgetHarness {
   }
 
   static List<Row> run(boolean smoke) {
-    Method maxWatches = option("maxWatches", int.class);
-    Method polledTtl = option("polledTtl", Duration.class);
     int count = smoke ? 40 : 5000;
     int budget = smoke ? 10 : 500;
     String what = "max.watches=" + budget + ", " + count + " referenced objects, " + RATE + " updates/s";
-    if (maxWatches == null || polledTtl == null) {
-      return List.of(new Row(MEASURE, what, "not available: this watch strategy has no watch budget", "—",
-          "≤ " + budget + " open watches; update → get p99 ≤ 50 ms watched, ≤ TTL polled", "—"));
-    }
     int seconds = smoke ? 1 : 15;
     try (ApiServerProcess server = ApiServerProcess.start();
         KubernetesClient admin = Watched.client(server);
         KubernetesClient client = Watched.nodeletClient(server)) {
       Fixtures.createConfigMaps(admin, 0, count);
-      WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client);
-      maxWatches.invoke(builder, budget);
-      polledTtl.invoke(builder, TTL);
-      try (WatchStoreStrategy strategy = builder.build()) {
+      try (WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).maxWatches(budget).polledTtl(TTL)
+          .build()) {
         AtomicReference<ObjectStore<?>> store = new AtomicReference<>();
         StoreStrategy capturing = new StoreStrategy() {
           @Override
@@ -108,17 +95,6 @@ final class BudgetHarness {
           manager.close();
         }
       }
-    } catch (IllegalAccessException | InvocationTargetException e) {
-      throw new IllegalStateException("cannot set the watch budget: " + e, e);
-    }
-  }
-
-  /** The builder option, or null where this watch strategy lacks it. */
-  private static Method option(String name, Class<?> type) {
-    try {
-      return WatchStoreStrategy.Builder.class.getMethod(name, type);
-    } catch (NoSuchMethodException e) {
-      return null;
     }
   }
 
