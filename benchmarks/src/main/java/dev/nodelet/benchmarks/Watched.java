@@ -39,7 +39,9 @@ abstract class Watched implements AutoCloseable {
   static KubernetesClient client(ApiServerProcess server) {
     try {
       Config config = new ConfigBuilder(Config.fromKubeconfig(Files.readString(server.kubeconfig())))
-          .withNamespace(Fixtures.NAMESPACE).withRequestRetryBackoffLimit(0).build();
+          .withNamespace(Fixtures.NAMESPACE).withRequestRetryBackoffLimit(0)
+          // a server busy opening thousands of watches is slow to accept on a loaded machine
+          .withConnectionTimeout(60_000).withRequestTimeout(60_000).build();
       return new KubernetesClientBuilder().withConfig(config).build();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + server.kubeconfig(), e);
