@@ -1,6 +1,7 @@
 package dev.nodelet.kube.watch;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import org.osgi.annotation.versioning.ProviderType;
@@ -60,6 +61,21 @@ public interface Reflector<T extends HasMetadata> extends AutoCloseable {
      * @return this builder
      */
     Builder<T> labelSelector(String labelSelector);
+
+    /**
+     * Starts from a state the caller kept (on disk, say) instead of listing: the first request is a watch from
+     * {@code resourceVersion}, and the reflector lists only if the server answers {@code 410 Gone}
+     * ({@link ReflectorListener#onGone}). The objects are the reflector's state at that version: the listener is not
+     * told about them, later changes are reported against them, and a relist reports the difference to them.
+     * {@link Reflector#isSynced()} turns true with the first event or bookmark of the watch; no
+     * {@link ReflectorListener#onSynced} comes unless the reflector lists.
+     *
+     * @param resourceVersion the resourceVersion the objects were seen at; required
+     * @param objects the objects as seen at that version, those matching the namespace and selectors only
+     * @return this builder
+     * @since 1.1
+     */
+    Builder<T> resumeFrom(String resourceVersion, Collection<? extends T> objects);
 
     /**
      * @param listener who is told about changes; required

@@ -43,6 +43,26 @@ public interface ReflectorListener<T extends HasMetadata> {
   }
 
   /**
+   * The server no longer has the history after {@code resourceVersion} ({@code 410 Gone}): the reflector lists
+   * again at once; the difference to the state before and {@link #onSynced} follow.
+   *
+   * @param resourceVersion the resourceVersion that is too old
+   * @since 1.1
+   */
+  default void onGone(String resourceVersion) {
+  }
+
+  /**
+   * The watch is open again from {@code resourceVersion} after it had ended (a server-side timeout, a cut, a
+   * failure), without a list: the server answered the new watch request.
+   *
+   * @param resourceVersion the resourceVersion the watch resumed from
+   * @since 1.1
+   */
+  default void onRestart(String resourceVersion) {
+  }
+
+  /**
    * A list or watch failed; the reflector retries on its own with backoff (and lists again only after 410 Gone).
    *
    * @param error what failed, naming the resource and, if the server answered, its status

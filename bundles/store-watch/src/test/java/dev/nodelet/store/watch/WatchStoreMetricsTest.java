@@ -41,7 +41,8 @@ class WatchStoreMetricsTest {
     update("1");
     try (WatchStoreStrategy strategy = WatchStoreStrategy.builder(api.client()).metrics(metrics).build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);
-      api.server().failNext(Verb.LIST, "configmaps", 1, 500);
+      // the first sync (a WatchList request) fails
+      api.server().failNext(Verb.WATCH, "configmaps", 1, 500);
       store.addReference("ns", "a", "pod-1");
       await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
       assertThat(value("nodelet_store_watch_sync_failures_total{resource=\"configmaps\"}")).isEqualTo(1);

@@ -5,6 +5,7 @@ import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.kube.watch.ReflectorListener;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -71,12 +72,13 @@ public final class Engine implements ReflectorEngine {
   }
 
   <T extends HasMetadata> Reflector<T> start(Class<T> type, String namespace, String fieldSelector,
-      String labelSelector, ReflectorListener<T> listener) {
+      String labelSelector, ReflectorListener<T> listener, String resumeVersion, List<T> resumeObjects) {
     if (closed) {
       throw new IllegalStateException("the reflectors are closed: the Kubernetes connection they belong to was "
           + "replaced or stopped");
     }
-    HttpReflector<T> reflector = new HttpReflector<>(this, type, namespace, fieldSelector, labelSelector, listener);
+    HttpReflector<T> reflector = new HttpReflector<>(this, type, namespace, fieldSelector, labelSelector, listener,
+        resumeVersion, resumeObjects);
     reflectors.add(reflector);
     if (closed) { // closed meanwhile: do not leave a watch behind
       reflectors.remove(reflector);

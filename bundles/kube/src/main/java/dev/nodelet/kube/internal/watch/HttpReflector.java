@@ -55,14 +55,18 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private volatile String resourceVersion;
   private volatile boolean synced;
   private volatile boolean closed;
+  /** Started from a kept state: watch from its version, without a list, until a 410. */
+  private volatile boolean resuming;
   private volatile Call current;
   // serial executor only
   private int failures;
   private boolean failing;
+  /** Whether a request was sent before: a watch without a list after that is a restart. */
+  private boolean connected;
   private ScheduledFuture<?> retry;
 
   HttpReflector(Engine engine, Class<T> type, String namespace, String fieldSelector, String labelSelector,
-      ReflectorListener<T> listener) {
+      ReflectorListener<T> listener, String resumeVersion, List<T> resumeObjects) {
     this.engine = engine;
     this.type = type;
     this.path = new ResourcePath(engine.client.getMasterUrl(), type, namespace);
@@ -76,6 +80,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     this.server = master.getHost() + ":" + (master.getPort() < 0 ? master.getDefaultPort() : master.getPort());
     this.what = path.description() + (fieldSelector == null ? "" : " with fields " + fieldSelector)
         + (labelSelector == null ? "" : " with labels " + labelSelector);
+    if (resumeVersion != null) {
+      resumeObjects.forEach(object -> known.put(key(object), object));
+      resourceVersion = resumeVersion;
+      resuming = true;
+    }
   }
 
   void start() {
@@ -133,15 +142,16 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     if (closed) {
       return;
     }
-    if (resourceVersion == null || !synced) {
+    if (resourceVersion == null || !(synced || resuming)) {
       if (engine.tryWatchList()) {
-        watch(true);
+        watch(true, false);
       } else {
         listThenWatch();
       }
     } else {
-      watch(false);
+      watch(false, connected);
     }
+    connected = true;
   }
 
   private void listThenWatch() {
@@ -195,10 +205,10 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       }
     }
     replace(items, resourceVersionOf(list));
-    watch(false);
+    watch(false, false);
   }
 
-  private void watch(boolean watchList) {
+  private void watch(boolean watchList, boolean restart) {
     Map<String, String> query = new LinkedHashMap<>();
     query.put("watch", "true");
     query.put("allowWatchBookmarks", "true");
@@ -237,6 +247,14 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
           return;
         }
         call.status = answer.code();
+        if (restart && answer.code() / 100 == 2) {
+          String from = query.get("resourceVersion");
+          serial.execute(() -> {
+            if (call == current) {
+              notify(() -> listener.onRestart(from));
+            }
+          });
+        }
         answer.body().done().whenComplete((ignored, failure) -> serial.execute(() -> ended(call, failure)));
         answer.body().consume();
       } else {
@@ -313,6 +331,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       call.initial.put(key(object), object);
       return;
     }
+    confirmed();
     String key = key(object);
     resourceVersion = object.getMetadata().getResourceVersion();
     if (eventType.equals("DELETED")) {
@@ -339,8 +358,17 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       return;
     }
     if (version != null) {
+      confirmed();
       resourceVersion = version;
       notify(() -> listener.onBookmark(version));
+    }
+  }
+
+  /** A watch event: a reflector started from a kept state is in step with the server from now on. */
+  private void confirmed() {
+    if (resuming) {
+      resuming = false;
+      synced = true;
     }
   }
 
@@ -371,9 +399,12 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   /** 410 Gone: the resourceVersion is too old; the one case that lists again. */
   private void gone() {
     current = null;
-    LOG.debug("The resourceVersion {} of {} is gone; listing again", resourceVersion, what);
+    String version = resourceVersion;
+    LOG.debug("The resourceVersion {} of {} is gone; listing again", version, what);
     synced = false;
+    resuming = false;
     resourceVersion = null;
+    notify(() -> listener.onGone(version));
     restart(0);
   }
 

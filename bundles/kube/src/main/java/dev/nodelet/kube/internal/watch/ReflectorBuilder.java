@@ -3,6 +3,8 @@ package dev.nodelet.kube.internal.watch;
 import dev.nodelet.kube.watch.Reflector;
 import dev.nodelet.kube.watch.ReflectorListener;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.util.Collection;
+import java.util.List;
 
 /** Collects the options of one reflector; the engine validates and starts it. */
 final class ReflectorBuilder<T extends HasMetadata> implements Reflector.Builder<T> {
@@ -13,6 +15,8 @@ final class ReflectorBuilder<T extends HasMetadata> implements Reflector.Builder
   private String fieldSelector;
   private String labelSelector;
   private ReflectorListener<T> listener;
+  private String resumeVersion;
+  private List<T> resumeObjects = List.of();
 
   ReflectorBuilder(Engine engine, Class<T> type) {
     this.engine = engine;
@@ -38,6 +42,22 @@ final class ReflectorBuilder<T extends HasMetadata> implements Reflector.Builder
   }
 
   @Override
+  public Reflector.Builder<T> resumeFrom(String resourceVersion, Collection<? extends T> objects) {
+    this.resumeVersion = nonBlank("resumeFrom's resourceVersion", resourceVersion);
+    if (objects == null) {
+      throw new IllegalArgumentException("resumeFrom's objects must not be null; pass an empty list if there were "
+          + "none");
+    }
+    for (T object : objects) {
+      if (object == null || object.getMetadata() == null || object.getMetadata().getName() == null) {
+        throw new IllegalArgumentException("resumeFrom's objects must each have metadata with a name, got " + object);
+      }
+    }
+    this.resumeObjects = List.copyOf(objects);
+    return this;
+  }
+
+  @Override
   public Reflector.Builder<T> listener(ReflectorListener<T> listener) {
     if (listener == null) {
       throw new IllegalArgumentException("listener must not be null");
@@ -52,7 +72,7 @@ final class ReflectorBuilder<T extends HasMetadata> implements Reflector.Builder
       throw new IllegalArgumentException("a reflector of " + type.getSimpleName() + " needs a listener: call "
           + "listener(...) before start()");
     }
-    return engine.start(type, namespace, fieldSelector, labelSelector, listener);
+    return engine.start(type, namespace, fieldSelector, labelSelector, listener, resumeVersion, resumeObjects);
   }
 
   private static String nonBlank(String option, String value) {

@@ -73,6 +73,7 @@ class ReflectorTest {
   static final class Recorder implements ReflectorListener<ConfigMap> {
     final List<String> events = new CopyOnWriteArrayList<>();
     final List<ReflectorException> errors = new CopyOnWriteArrayList<>();
+    final List<String> restarts = new CopyOnWriteArrayList<>();
 
     @Override
     public void onAdd(ConfigMap object) {
@@ -92,6 +93,16 @@ class ReflectorTest {
     @Override
     public void onSynced(String resourceVersion) {
       events.add("synced");
+    }
+
+    @Override
+    public void onRestart(String resourceVersion) {
+      restarts.add(resourceVersion);
+    }
+
+    @Override
+    public void onGone(String resourceVersion) {
+      events.add("gone");
     }
 
     @Override
@@ -171,9 +182,13 @@ class ReflectorTest {
         .start();
     await().atMost(WAIT).until(reflector::isSynced);
 
+    String synced = reflector.resourceVersion().orElseThrow();
+    assertThat(recorder.restarts).isEmpty();
     server.cutWatches();
     await().atMost(WAIT).until(() -> server.requestCount(Verb.WATCH, "configmaps") == 2
         && server.openWatches("configmaps") == 1);
+    // told once the new watch is open, with the version it resumed from
+    await().atMost(WAIT).until(() -> recorder.restarts.equals(List.of(synced)));
     put("a", "2");
     await().atMost(WAIT).until(() -> recorder.events.contains("update a=2"));
 
@@ -214,9 +229,70 @@ class ReflectorTest {
         && server.openWatches("configmaps") == 1);
     assertThat(server.requestCount(Verb.LIST, "configmaps")).isEqualTo(2);
     assertThat(recorder.events.subList(0, 2)).containsExactlyInAnyOrder("add a=1", "add b=1");
-    assertThat(recorder.events.subList(2, recorder.events.size())).containsExactly("synced", "delete b",
+    assertThat(recorder.events.subList(2, recorder.events.size())).containsExactly("synced", "gone", "delete b",
         "update a=10", "synced");
     assertThat(recorder.errors).allSatisfy(e -> assertThat(e.status()).isEqualTo(503));
+  }
+
+  @Test
+  void resumingFromAKeptStateWatchesWithoutListingAndReportsAgainstThatState() {
+    ConfigMap kept = put("a", "1");
+    put("a", "2"); // changed while the owner was away
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default")
+        .fieldSelector("metadata.name=a").resumeFrom(kept.getMetadata().getResourceVersion(), List.of(kept))
+        .listener(recorder).start();
+    assertThat(reflector.get("default", "a")).contains(kept);
+
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=2"));
+    assertThat(reflector.isSynced()).isTrue();
+    put("a", "3");
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=3"));
+    // one watch from the kept version: no LIST, no WatchList, nothing re-added
+    assertThat(recorder.events).containsExactly("update a=2", "update a=3");
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+    assertThat(recorder.restarts).isEmpty(); // the first watch of a resumed reflector is no restart
+    assertThat(recorder.errors).isEmpty();
+  }
+
+  @Test
+  void resumingFromAVersionTheServerNoLongerHasListsOnceAndReportsTheDifference() {
+    stop();
+    startServer(5);
+    ConfigMap a = put("a", "1");
+    ConfigMap b = put("b", "1");
+    admin.configMaps().inNamespace("default").withName("b").delete();
+    for (int i = 2; i <= 10; i++) {
+      put("a", Integer.toString(i));
+    }
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine(ReflectorEngine.builder(client).watchList(false)
+        .backoff(Duration.ofMillis(20), Duration.ofMillis(100))).reflector(ConfigMap.class).namespace("default")
+        .resumeFrom(b.getMetadata().getResourceVersion(), List.of(a, b)).listener(recorder).start();
+
+    await().atMost(WAIT).until(() -> reflector.isSynced() && server.openWatches("configmaps") == 1);
+    assertThat(recorder.events).containsExactly("gone", "delete b", "update a=10", "synced");
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isEqualTo(1);
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(2);
+    assertThat(reflector.list()).extracting(c -> c.getMetadata().getName()).containsExactly("a");
+  }
+
+  @Test
+  void aResumedWatchThatCannotOpenRetriesWithoutListing() {
+    ConfigMap kept = put("a", "1");
+    server.failNext(Verb.WATCH, "configmaps", 3, 503);
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default")
+        .resumeFrom(kept.getMetadata().getResourceVersion(), List.of(kept)).listener(recorder).start();
+    await().atMost(WAIT).until(() -> recorder.errors.size() == 3 && server.openWatches("configmaps") == 1);
+    put("a", "2");
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=2"));
+    assertThat(reflector.isSynced()).isTrue();
+    assertThat(recorder.events).containsExactly("update a=2");
+    assertThat(server.requestCount(Verb.LIST, "configmaps")).isZero();
+    assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(4);
+    assertThat(recorder.restarts).containsExactly(kept.getMetadata().getResourceVersion());
   }
 
   @Test
@@ -305,6 +381,10 @@ class ReflectorTest {
         .hasMessageContaining("needs a listener");
     assertThatThrownBy(() -> engine.reflector(ConfigMap.class).namespace(" "))
         .hasMessageContaining("namespace must not be empty");
+    assertThatThrownBy(() -> engine.reflector(ConfigMap.class).resumeFrom("", List.of()))
+        .hasMessageContaining("resumeFrom's resourceVersion must not be empty");
+    assertThatThrownBy(() -> engine.reflector(ConfigMap.class).resumeFrom("7", null))
+        .hasMessageContaining("pass an empty list");
     assertThatThrownBy(() -> ReflectorEngine.builder(client).restartRate(-1).build())
         .hasMessageContaining("restart rate");
   }

@@ -1,9 +1,9 @@
 package dev.nodelet.store.watch.internal;
 
 import dev.nodelet.cache.core.ApiServerErrors;
+import dev.nodelet.kube.watch.Reflector;
 import dev.nodelet.objectcache.ObjectState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.Watch;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -16,8 +16,8 @@ import java.util.function.Predicate;
  * read without a lock. A stopped mutable item is not initialized (no snapshot): the next get waits for a fresh list.
  * An immutable item keeps the copy it saw and needs no watch.
  *
- * <p>Each start of the list+watch cycle gets a new run number; callbacks of an earlier run are ignored, so a stopped
- * watch that still delivers an event changes nothing.
+ * <p>Each start of the list+watch cycle gets a new run number and a reflector of its own; callbacks of an earlier run
+ * are ignored, so a stopped reflector that still delivers an event changes nothing.
  */
 final class WatchItem<T extends HasMetadata> {
 
@@ -52,17 +52,22 @@ final class WatchItem<T extends HasMetadata> {
   volatile Snapshot<T> snapshot;
   /** The last access, in the store's coarse clock (milliseconds). */
   volatile long lastAccess;
+  /** The last time a pod referenced it, in the store's coarse clock; with {@link #lastAccess}, its last use. */
+  volatile long referenced;
+  /** Set while the watch budget serves it by GETs instead of a watch ({@link WatchBudget}). */
+  volatile Polled polled;
 
   // guarded by this
   private int run;
   private boolean running;
-  private Watch watch;
+  private Reflector<T> reflector;
   private String resourceVersion;
-  private int failures;
   /** The last failure of a list or watch, until one succeeds. */
   private Throwable lastError;
   private T immutableCopy;
   private boolean verify;
+  /** Whether the running cycle has delivered the object: only then did its watch keep the copy current. */
+  private boolean delivered;
 
   /**
    * @param namespace the object's namespace
@@ -85,17 +90,35 @@ final class WatchItem<T extends HasMetadata> {
   }
 
   /**
-   * Starts a new list+watch cycle unless one runs or an immutable copy makes it unneeded.
+   * The fetches of a polled item, guarded by itself: holding it also serialises the gets that fetch, as the TTL
+   * store does.
+   */
+  static final class Polled {
+    /** When the copy was last fetched (or last kept current by the watch), in clock millis; -1 if it never was. */
+    long fetched = -1;
+    /** The previous get while polled, in the store's coarse clock as {@link #lastUsed()}; -1 if none. */
+    long lastRead = -1;
+    /** The last failure of a fetch, until one succeeds; read without the lock by staleness reports. */
+    volatile Throwable lastError;
+  }
+
+  /** The last use by a get or a reference, for the watch budget's least-recently-used order. */
+  long lastUsed() {
+    return Math.max(lastAccess, referenced);
+  }
+
+  /**
+   * Starts a new list+watch cycle unless one runs, the item is polled or an immutable copy makes it unneeded.
    *
    * @return the run number to start, or 0 if nothing is to start
    */
   synchronized int start() {
-    if (running || immutableCopy != null) {
+    if (running || polled != null || immutableCopy != null) {
       return 0;
     }
     running = true;
     resourceVersion = null;
-    failures = 0;
+    delivered = false;
     return ++run;
   }
 
@@ -108,16 +131,21 @@ final class WatchItem<T extends HasMetadata> {
     resourceVersion = object.getMetadata().getResourceVersion();
     snapshot = new Snapshot<>(object, true, true);
     running = true;
-    failures = 0;
+    delivered = false;
     return ++run;
   }
 
   /**
-   * Stops the cycle and drops the snapshot of a mutable object; the caller closes the watch ({@link #takeWatch()}).
+   * Stops the cycle and drops the snapshot of a mutable object; the caller closes the reflector ({@link #takeReflector()}).
    *
    * @return false if it was stopped already
    */
   synchronized boolean stop() {
+    if (polled != null) {
+      polled = null;
+      snapshot = null;
+      return true;
+    }
     if (!running) {
       return false;
     }
@@ -141,8 +169,8 @@ final class WatchItem<T extends HasMetadata> {
     if (version != null) {
       resourceVersion = version;
     }
-    failures = 0;
     lastError = null;
+    delivered = true;
     snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
     return true;
   }
@@ -151,7 +179,6 @@ final class WatchItem<T extends HasMetadata> {
   synchronized void progressed(int run, String version) {
     if (isRun(run) && version != null) {
       resourceVersion = version;
-      failures = 0;
       lastError = null;
       Snapshot<T> current = snapshot;
       if (current != null && current.fromDisk()) {
@@ -161,19 +188,25 @@ final class WatchItem<T extends HasMetadata> {
     }
   }
 
-  /** Keeps the watch of {@code run}; returns false (and the caller closes it) if that run is over. */
-  synchronized boolean watching(int run, Watch watch) {
+  /** Keeps the reflector of {@code run}; returns false (and the caller closes it) if that run is over. */
+  synchronized boolean watching(int run, Reflector<T> reflector) {
     if (!isRun(run)) {
       return false;
     }
-    this.watch = watch;
-    // the API server answered: the watch is up again, even before its first event
-    lastError = null;
+    this.reflector = reflector;
     return true;
   }
 
+  /** The watch of {@code run} is open again after it ended: the API server answered, even before an event. */
+  synchronized void reopened(int run) {
+    if (isRun(run)) {
+      lastError = null;
+    }
+  }
+
+  /** Whether the item's watch is up: it has a reflector whose last list or watch did not fail. */
   synchronized boolean hasWatch() {
-    return watch != null;
+    return reflector != null && lastError == null;
   }
 
   /** The last failure of a list or watch since the last success, or null. */
@@ -181,22 +214,15 @@ final class WatchItem<T extends HasMetadata> {
     return lastError;
   }
 
-  /** The version to resume a watch from, or null to list again. */
-  synchronized String resourceVersion() {
-    return resourceVersion;
-  }
-
-  /** A list or watch of {@code run} failed; forgets the watch and counts the failure for the backoff. */
-  synchronized int failed(int run, boolean relist, Throwable error) {
+  /** A list or watch of {@code run} failed (its reflector retries); {@code relist}: it lists again. */
+  synchronized void failed(int run, boolean relist, Throwable error) {
     if (!isRun(run)) {
-      return -1;
+      return;
     }
-    watch = null;
     lastError = error;
     if (relist) {
       resourceVersion = null;
     }
-    return failures++;
   }
 
   /** Stops a running, synced, mutable item that was not read for longer than {@code maxIdleMillis}. */
@@ -205,6 +231,81 @@ final class WatchItem<T extends HasMetadata> {
     Snapshot<T> current = snapshot;
     return running && immutableCopy == null && current != null && !current.fromDisk()
         && now - lastAccess > maxIdleMillis && stop();
+  }
+
+  /**
+   * Ends the watch cycle and serves the object by GETs: the copy stays, no longer served without a look at its age
+   * (current now if the watch delivered it and is up; otherwise the next get fetches it). The caller closes the watch
+   * ({@link #takeReflector()}).
+   *
+   * @param now the clock's millis
+   * @return false if the item is not running (stopped, polled or immutable)
+   */
+  synchronized boolean demote(long now) {
+    if (!running || immutableCopy != null) {
+      return false;
+    }
+    running = false;
+    run++;
+    Polled next = new Polled();
+    Snapshot<T> current = snapshot;
+    if (current != null) {
+      if (delivered && lastError == null && !current.fromDisk()) {
+        next.fetched = now;
+      }
+      snapshot = new Snapshot<>(current.object(), false, current.fromDisk());
+    }
+    polled = next;
+    return true;
+  }
+
+  /**
+   * Ends polling for a watch that the caller starts ({@link #start()}): the copy is served until the list replaces
+   * it.
+   *
+   * @return false if the item is not polled (any more)
+   */
+  synchronized boolean unpoll() {
+    if (polled == null) {
+      return false;
+    }
+    polled = null;
+    Snapshot<T> current = snapshot;
+    if (current != null) {
+      snapshot = new Snapshot<>(current.object(), current.object() != null && !immutable.test(current.object()),
+          current.fromDisk());
+    }
+    return true;
+  }
+
+  /**
+   * Installs what a fetch of a polled item found (null: no such object): a copy of an older resourceVersion than
+   * the one held is ignored and stays stale, as in the TTL store.
+   *
+   * @return false if the item is no longer polled by {@code by} or the copy was older
+   */
+  synchronized boolean fetched(Polled by, T object, long now) {
+    if (polled != by) {
+      return false;
+    }
+    Snapshot<T> current = snapshot;
+    if (object != null && current != null && !current.fromDisk() && current.object() != null
+        && version(object) < version(current.object())) {
+      return false;
+    }
+    snapshot = new Snapshot<>(object, false);
+    by.fetched = now;
+    by.lastError = null;
+    return true;
+  }
+
+  /** As the API server's versioner; an unparseable version counts as 0, like the kubelet's ignored error. */
+  private static long version(HasMetadata object) {
+    try {
+      return Long.parseLong(object.getMetadata().getResourceVersion());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 
   /** Why the copy served may be out of date, if it may; {@code storeClosed} as for {@link #state}. */
@@ -232,6 +333,9 @@ final class WatchItem<T extends HasMetadata> {
     if (immutableCopy != null) {
       return ObjectState.IMMUTABLE;
     }
+    if (polled != null) {
+      return ObjectState.POLLED;
+    }
     if (running) {
       return ObjectState.RUNNING;
     }
@@ -239,7 +343,7 @@ final class WatchItem<T extends HasMetadata> {
   }
 
   /**
-   * Keeps the copy of an immutable object and ends the cycle; the caller closes the watch ({@link #takeWatch()}).
+   * Keeps the copy of an immutable object and ends the cycle; the caller closes the reflector ({@link #takeReflector()}).
    *
    * @return true the first time
    */
@@ -249,15 +353,16 @@ final class WatchItem<T extends HasMetadata> {
     }
     immutableCopy = object;
     running = false;
+    polled = null;
     run++;
     snapshot = new Snapshot<>(object, true);
     return true;
   }
 
-  /** The watch of a stopped cycle, for the caller to close outside this lock. */
-  synchronized Watch takeWatch() {
-    Watch taken = watch;
-    watch = null;
+  /** The reflector of a stopped cycle, for the caller to close outside this lock. */
+  synchronized Reflector<T> takeReflector() {
+    Reflector<T> taken = reflector;
+    reflector = null;
     return taken;
   }
 

@@ -9,29 +9,26 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.persistence.DiskStore;
 import dev.nodelet.persistence.StoredObject;
+import dev.nodelet.kube.watch.Reflector;
+import dev.nodelet.kube.watch.ReflectorException;
+import dev.nodelet.kube.watch.ReflectorListener;
+import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.KubernetesResourceList;
-import io.fabric8.kubernetes.api.model.ListOptions;
-import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.Watch;
-import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
-import io.fabric8.kubernetes.client.informers.impl.ListerWatcher;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -41,11 +38,12 @@ import org.slf4j.LoggerFactory;
  * The watch-based store of the kubelet ({@code watch_based_manager.go}): one list+watch per referenced object, with
  * field selector {@code metadata.name=<name>}.
  *
- * <p>Each object has its own small reflector on fabric8's asynchronous list (the {@link ListerWatcher} that fabric8's
- * informers use) and an {@link ItemWatch}, not an informer: no per-object store, indexer or handler machinery, and no thread
- * of its own. Lists are started by one timer thread at most {@link #CONCURRENT_LISTS} at a time, so registering a pod
- * only enqueues. A get of a synced object takes no lock and reads no clock: it reads the object's snapshot and notes
- * the access in a clock that a timer refreshes every second.
+ * <p>Each object has its own {@link Reflector} from the {@link Reflectors} the store is given: no informer, no store or
+ * indexer beside the one object, and no thread of its own. The reflector syncs (WatchList, or LIST then WATCH), resumes
+ * after a cut from the last resourceVersion, lists again only on 410 Gone, and shapes its restarts through the shared
+ * restart bucket; opening one only enqueues, so registering a pod never waits for the network. A get of a synced
+ * object takes no lock and reads no clock: it reads the object's snapshot and notes the access in a clock that a timer
+ * refreshes every second.
  *
  * <p>The listener hears every add, update and delete a watch or list sees, and what a get finds that they do not
  * tell, under the item's {@code reports} lock so that it hears them in the order observed. It is never called from
@@ -53,10 +51,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With a {@link DiskStore}, every version a watch or list sees and every reference is written to disk, and a new
  * store starts with the objects a previous run stored: each is served at once (state
- * {@link ObjectState#FROM_DISK}) and its watch resumes from the stored resourceVersion; the first event or bookmark
- * confirms or replaces the copy, a 410 lists again. The references read back count for their pods until the pods
- * register again; once the API server has answered, those that do not within the restored-reference grace period
- * are dropped, with the objects only they referenced.
+ * {@link ObjectState#FROM_DISK}) and its reflector resumes from the stored resourceVersion without a list; the first
+ * event or bookmark confirms or replaces the copy, a 410 lists again. The references read back count for their pods
+ * until the pods register again; once the API server has answered, those that do not within the restored-reference
+ * grace period are dropped, with the objects only they referenced.
+ *
+ * <p>The strategy's {@link WatchBudget} decides which items hold a watch. One without a slot is polled: a get serves
+ * its copy while younger than the time-to-live and GETs it otherwise, as the TTL store does, and a polled item read
+ * again may take the slot of a colder one. Restored items ask for a slot too.
  */
 public final class WatchObjectStore<T extends HasMetadata> implements ObjectStore<T> {
 
@@ -64,25 +66,18 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   /** How often a get looks whether an item has synced, as the kubelet polls. */
   private static final long SYNC_POLL_MILLIS = 10;
-  /** Lists in flight at once; more wait in the start queue. */
-  static final int CONCURRENT_LISTS = 16;
-  /** Retry delays after a failed list or watch: 250 ms doubling to 2 s, so a restarted server is seen quickly. */
-  private static final long RETRY_INITIAL_MILLIS = 250;
-  private static final long RETRY_MAX_MILLIS = 2_000;
-  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
   private final ResourceType<T> type;
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledExecutorService timer;
-  private final StartQueue starts;
   private final Listener<? super T> listener;
-  private final KubernetesClient watchClient;
+  /** For the GET that checks an immutable copy again. */
+  private final KubernetesClient client;
+  private final Reflectors reflectors;
   private final List<ScheduledFuture<?>> ticks = new ArrayList<>();
   /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
   private final Map<String, Map<String, WatchItem<T>>> items = new ConcurrentHashMap<>();
-  /** One operation per namespace, shared by its items' lists and watches. */
-  private final Map<String, ListerWatcher<T, KubernetesResourceList<T>>> operations = new ConcurrentHashMap<>();
   /** The clock's millis, refreshed every second and by each sweep. */
   private volatile long now;
   private volatile boolean stopped;
@@ -96,18 +91,19 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private final WatchMetrics.Recorder recorder;
 
   /**
-   * @param client the client to list and watch with; {@link WatchClient} builds the one the strategy uses
+   * @param client the client of the GET that checks an immutable object again
+   * @param reflectors where each object's reflector comes from
    * @param type the type of the objects
    * @param clock the clock of access times
    * @param settings the options
-   * @param timer a single thread: starts lists, refreshes the access clock and runs the idle sweep every
+   * @param timer a single thread: refreshes the access clock and runs the idle sweep every
    *     {@link WatchSettings#sweepInterval()} (with a zero interval, only {@link #sweep()} does both)
    * @param listener told of what the watches and gets observe
    * @param metrics where the store counts its lists, watches and propagation delays
    */
-  public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
-      ScheduledExecutorService timer, Listener<? super T> listener, WatchMetrics metrics) {
-    this(client, type, clock, settings, timer, listener, DiskStore.none(), Duration.ZERO, metrics);
+  public WatchObjectStore(KubernetesClient client, Reflectors reflectors, ResourceType<T> type, Clock clock,
+      WatchSettings settings, ScheduledExecutorService timer, Listener<? super T> listener, WatchMetrics metrics) {
+    this(client, reflectors, type, clock, settings, timer, listener, DiskStore.none(), Duration.ZERO, metrics);
   }
 
   /**
@@ -118,18 +114,18 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    *     may take to register again before its references are dropped
    * @param metrics where the store counts its lists, watches and propagation delays
    */
-  public WatchObjectStore(KubernetesClient client, ResourceType<T> type, Clock clock, WatchSettings settings,
-      ScheduledExecutorService timer, Listener<? super T> listener, DiskStore<T> disk, Duration restoredGrace,
-      WatchMetrics metrics) {
+  public WatchObjectStore(KubernetesClient client, Reflectors reflectors, ResourceType<T> type, Clock clock,
+      WatchSettings settings, ScheduledExecutorService timer, Listener<? super T> listener, DiskStore<T> disk,
+      Duration restoredGrace, WatchMetrics metrics) {
     this.disk = Objects.requireNonNull(disk, "disk");
     this.restoredGrace = Objects.requireNonNull(restoredGrace, "restoredGrace");
-    this.watchClient = Objects.requireNonNull(client, "client");
+    this.client = Objects.requireNonNull(client, "client");
+    this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
     this.type = Objects.requireNonNull(type, "type");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.timer = Objects.requireNonNull(timer, "timer");
     this.listener = Objects.requireNonNull(listener, "listener");
-    this.starts = new StartQueue(timer, CONCURRENT_LISTS);
     this.now = clock.millis();
     this.metrics = metrics;
     this.recorder = metrics.open(this);
@@ -152,11 +148,15 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       entry.podUids().forEach(pod -> item.references.put(pod, 1));
       item.restoredPods.addAll(entry.podUids());
       items.computeIfAbsent(namespace, n -> new ConcurrentHashMap<>()).put(name, item);
-      int run = item.restore(object);
-      starts.submit(() -> {
-        watch(item, run);
-        return DONE;
-      });
+      if (object.getMetadata().getResourceVersion() == null) {
+        item.snapshot = new WatchItem.Snapshot<>(object, true, true);
+        start(item); // nothing to resume from: a fresh sync confirms or replaces the copy
+      } else {
+        int run = item.restore(object);
+        if (admit(item)) {
+          open(item, run, object);
+        }
+      }
     }
     if (!stored.isEmpty()) {
       LOG.info("Serving {} {} from disk until the API server confirms them", stored.size(), type);
@@ -217,6 +217,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (!item.restoredPods.remove(podUid)) {
       item.references.merge(podUid, 1, Integer::sum);
     }
+    item.referenced = now;
     disk.addReference(namespace, name, podUid);
   }
 
@@ -241,13 +242,13 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** Stops and forgets an item no pod references; guarded by this. */
   private void drop(WatchItem<T> item) {
     item.stop();
-    close(item.takeWatch());
+    close(item.takeReflector());
+    settings.budget().release(item);
     Map<String, WatchItem<T>> names = items.get(item.namespace);
     if (names != null) {
       names.remove(item.name);
       if (names.isEmpty()) {
         items.remove(item.namespace);
-        operations.remove(item.namespace);
       }
     }
   }
@@ -273,6 +274,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (!stopped) {
       start(item);
     }
+    WatchItem.Polled polled = item.polled;
+    if (polled != null) {
+      return polledGet(item, polled);
+    }
     verifyImmutableCopy(item);
     T object = awaitSync(item).object();
     if (object == null) {
@@ -287,7 +292,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       throw new ObjectNotFoundException(type.plural(), item.namespace, item.name);
     }
     if (type.isImmutable(object) && item.makeImmutable(object)) {
-      close(item.takeWatch());
+      close(item.takeReflector());
+      settings.budget().release(item);
       LOG.debug("Stopped watching {} {}/{}: the object is immutable", type, item.namespace, item.name);
     }
     return object;
@@ -302,7 +308,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (uid == null) {
       return;
     }
-    T live = watchClient.resources(type.type()).inNamespace(item.namespace).withName(item.name).get();
+    T live = client.resources(type.type()).inNamespace(item.namespace).withName(item.name).get();
     String liveUid = live == null ? null : live.getMetadata().getUid();
     synchronized (item.reports) {
       if (item.verified(uid, liveUid)) {
@@ -353,40 +359,179 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   private void start(WatchItem<T> item) {
     int run = item.start();
-    if (run != 0) {
-      starts.submit(() -> list(item, run));
+    if (run != 0 && admit(item)) {
+      open(item, run, null);
     }
   }
 
-  private CompletableFuture<?> list(WatchItem<T> item, int run) {
-    if (!item.isRun(run)) {
-      return DONE;
+  /** Takes a watch slot for an item that started; without room, it is served by GETs (polled) instead. */
+  private boolean admit(WatchItem<T> item) {
+    if (settings.budget().admit(item, () -> demote(item))) {
+      return true;
     }
-    CompletableFuture<KubernetesResourceList<T>> listed;
-    try {
-      listed = operation(item.namespace).submitList(options(item.name));
-    } catch (RuntimeException e) {
-      listed = CompletableFuture.failedFuture(e);
+    if (item.demote(clock.millis())) {
+      recorder.toPolled.inc();
+      close(item.takeReflector());
     }
-    return listed.handle((list, error) -> {
-      if (error != null) {
-        recorder.syncFailed.inc();
-        retry(item, run, error, true);
-      } else {
-        recorder.synced.inc();
-        listed(item, run, list);
+    return false;
+  }
+
+  /** Ends the watch of an item that gave its slot to another: GETs serve it from now on. */
+  private void demote(WatchItem<T> item) {
+    if (item.demote(clock.millis())) {
+      recorder.toPolled.inc();
+      close(item.takeReflector());
+      LOG.debug("Polling {} {}/{}: its watch went to a more recently used object", type, item.namespace, item.name);
+    }
+  }
+
+  /**
+   * A get of a polled item: the TTL store's rules (fetched again once the copy is older than the time-to-live; a
+   * failed fetch serves the copy held, stale), then a move back to a watch if the item proves hot.
+   */
+  private T polledGet(WatchItem<T> item, WatchItem.Polled polled) {
+    long previousRead;
+    WatchItem.Snapshot<T> snapshot;
+    synchronized (polled) {
+      if (stopped) {
+        throw new CacheSyncException(type.plural(), item.namespace, item.name, "the store is closed", null);
       }
-      return null;
-    });
+      long at = clock.millis();
+      if (polled.fetched < 0 || at - polled.fetched >= settings.polledTtl().get().toMillis()) {
+        fetch(item, polled, at);
+      }
+      previousRead = polled.lastRead;
+      // in the coarse clock of the watched items' use, so that reads within its tick trade no watches
+      polled.lastRead = now;
+      snapshot = item.snapshot;
+    }
+    T object = snapshot == null ? null : snapshot.object();
+    if (object != null && type.isImmutable(object)) {
+      // never watched: its copy is served from memory, as a watched one's once seen immutable
+      if (item.makeImmutable(object)) {
+        LOG.debug("Stopped polling {} {}/{}: the object is immutable", type, item.namespace, item.name);
+      }
+      return object;
+    }
+    if (previousRead >= 0) {
+      promote(item, previousRead);
+    }
+    if (object == null) {
+      throw new ObjectNotFoundException(type.plural(), item.namespace, item.name);
+    }
+    return object;
   }
 
-  private void listed(WatchItem<T> item, int run, KubernetesResourceList<T> list) {
-    T object = list.getItems().isEmpty() ? null : list.getItems().get(0);
+  /** GETs a polled item and installs what it finds; with nothing to serve, a failure fails the get. */
+  private void fetch(WatchItem<T> item, WatchItem.Polled polled, long at) {
+    T fetched;
+    try {
+      fetched = client.resources(type.type()).inNamespace(item.namespace).withName(item.name).get();
+    } catch (KubernetesClientException e) {
+      polled.lastError = e;
+      recorder.pollFailed.inc();
+      WatchItem.Snapshot<T> held = item.snapshot;
+      if (held == null) {
+        throw ApiServerErrors.getFailed(type.plural(), item.namespace, item.name, e);
+      }
+      return;
+    }
+    recorder.polled.inc();
+    answered();
+    synchronized (item.reports) {
+      WatchItem.Snapshot<T> before = item.snapshot;
+      if (!item.fetched(polled, fetched, at)) {
+        return;
+      }
+      if (fetched != null) {
+        if (before == null || before.fromDisk() || before.object() == null
+            || !Objects.equals(fetched.getMetadata().getResourceVersion(),
+                before.object().getMetadata().getResourceVersion())) {
+          disk.put(fetched);
+        }
+        tell(() -> listener.changed(fetched));
+      } else {
+        disk.remove(item.namespace, item.name);
+        if (before != null && before.object() != null) {
+          tell(() -> listener.deleted(item.namespace, item.name, null));
+        }
+      }
+    }
+  }
+
+  /** A polled item read again: back to a watch if the budget gives it a slot (see {@link WatchBudget}). */
+  private void promote(WatchItem<T> item, long previousRead) {
+    WatchBudget.Grant grant = settings.budget().promote(item, previousRead, () -> demote(item));
+    if (!grant.granted()) {
+      return;
+    }
+    if (grant.demote() != null) {
+      grant.demote().run();
+    }
+    if (stopped || !item.unpoll()) {
+      settings.budget().release(item);
+      return;
+    }
+    recorder.toWatched.inc();
+    LOG.debug("Watching {} {}/{} again: it is read often", type, item.namespace, item.name);
+    start(item);
+  }
+
+  /** Moves polled items back to watches while the budget has room, most recently read first. */
+  public void fillBudget() {
+    if (stopped) {
+      return;
+    }
+    List<WatchItem<T>> polledItems = new ArrayList<>();
+    items.values().forEach(names -> names.values().forEach(item -> {
+      if (item.polled != null) {
+        polledItems.add(item);
+      }
+    }));
+    polledItems.sort(Comparator.comparingLong(WatchItem<T>::lastUsed).reversed());
+    for (WatchItem<T> item : polledItems) {
+      if (!settings.budget().admit(item, () -> demote(item))) {
+        return;
+      }
+      if (item.unpoll()) {
+        recorder.toWatched.inc();
+        start(item);
+      } else {
+        settings.budget().release(item);
+      }
+    }
+  }
+
+  /**
+   * Opens the reflector of a run: a fresh sync, or, for a copy read back from disk, a watch from its
+   * resourceVersion (a 410 makes the reflector list). Never waits for the network.
+   */
+  private void open(WatchItem<T> item, int run, T restored) {
+    ItemListener events = new ItemListener(item, run, restored);
+    Reflector<T> reflector;
+    try {
+      Reflector.Builder<T> builder = reflectors.reflector(type.type()).namespace(item.namespace)
+          .fieldSelector("metadata.name=" + item.name).listener(events);
+      if (restored != null) {
+        builder.resumeFrom(restored.getMetadata().getResourceVersion(), List.of(restored));
+      }
+      reflector = builder.start();
+    } catch (IllegalStateException e) {
+      // the reflectors were closed under this store (the connection was replaced): gets fail with the reason
+      item.failed(run, restored == null, e);
+      return;
+    }
+    if (!item.watching(run, reflector)) {
+      reflector.close();
+    }
+  }
+
+  private void listed(WatchItem<T> item, int run, T object, String version) {
     synchronized (item.reports) {
       WatchItem.Snapshot<T> before = item.snapshot;
       // on disk before a get can return it
       store(item, run, object);
-      if (!item.observed(run, object, list.getMetadata().getResourceVersion())) {
+      if (!item.observed(run, object, version)) {
         return;
       }
       answered();
@@ -397,68 +542,6 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         tell(() -> listener.deleted(item.namespace, item.name, null));
       }
     }
-    watch(item, run);
-  }
-
-  private void watch(WatchItem<T> item, int run) {
-    String version = item.resourceVersion();
-    if (version == null) {
-      starts.submit(() -> list(item, run));
-      return;
-    }
-    try {
-      Watch watch = ItemWatch.start(watchClient, type.type(), type.plural(), item.namespace, item.name, version,
-          new ItemWatcher(item, run));
-      if (!item.watching(run, watch)) {
-        watch.close();
-      }
-    } catch (RuntimeException e) {
-      retry(item, run, e, false);
-    }
-  }
-
-  /**
-   * Lists or watches again after a failure of {@code run}: at once after a 410 or a first failed list, else after a
-   * backoff.
-   */
-  private void retry(WatchItem<T> item, int run, Throwable error, boolean relist) {
-    int failures = item.failed(run, relist, error);
-    if (failures < 0) {
-      return;
-    }
-    (relist ? recorder.relisted : recorder.restarted).inc();
-    // a 410 is an answer: the API server is back, so the relist need not wait for the backoff of an outage before
-    long delay = relist && (failures == 0 || isGone(error)) ? 0 : backoff(failures);
-    LOG.debug("{} of {} {}/{} failed, retrying in {} ms: {}", relist ? "List" : "Watch", type, item.namespace,
-        item.name, delay, error.getMessage());
-    try {
-      timer.schedule(() -> starts.submit(() -> {
-        watch(item, run);
-        return DONE;
-      }), delay, TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      // the strategy is closed
-    }
-  }
-
-  private static boolean isGone(Throwable error) {
-    return error instanceof WatcherException w && w.isHttpGone();
-  }
-
-  private static long backoff(int failures) {
-    long base = Math.min(RETRY_MAX_MILLIS, RETRY_INITIAL_MILLIS << Math.min(failures, 10));
-    // jitter, so that a thousand watches cut at once do not come back at once
-    return base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
-  }
-
-  private ListOptions options(String name) {
-    return new ListOptionsBuilder().withFieldSelector("metadata.name=" + name).build();
-  }
-
-  @SuppressWarnings("unchecked")
-  private ListerWatcher<T, KubernetesResourceList<T>> operation(String namespace) {
-    return operations.computeIfAbsent(namespace,
-        n -> (ListerWatcher<T, KubernetesResourceList<T>>) watchClient.resources(type.type()).inNamespace(n));
   }
 
   /** Writes what a run of the item saw to disk (null: no such object), unless that run is over. */
@@ -481,63 +564,116 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
   }
 
-  private static void close(Watch watch) {
-    if (watch != null) {
-      watch.close();
+  private static void close(Reflector<?> reflector) {
+    if (reflector != null) {
+      reflector.close();
     }
   }
 
-  /** The events of one run of an item's watch, delivered one at a time, in order. */
-  private final class ItemWatcher implements Watcher<T> {
+  /**
+   * What the reflector of one run of an item reports, one callback at a time, in order. A (re)list reports the
+   * difference to the state before and then its sync: the object it found is installed at the sync, as a list's
+   * answer; between syncs every change is a watch event.
+   */
+  private final class ItemListener implements ReflectorListener<T> {
     private final WatchItem<T> item;
     private final int run;
+    /** The object as the reflector reported it last, null if there is none. */
+    private T current;
+    /** True until the (re)list's sync: changes are the difference of a list, not watch events. */
+    private boolean listing;
 
-    ItemWatcher(WatchItem<T> item, int run) {
+    ItemListener(WatchItem<T> item, int run, T restored) {
       this.item = item;
       this.run = run;
+      this.current = restored;
+      this.listing = restored == null;
     }
 
     @Override
-    public void eventReceived(Action action, T object) {
+    public void onAdd(T object) {
+      changed(object);
+    }
+
+    @Override
+    public void onUpdate(T oldObject, T newObject) {
+      changed(newObject);
+    }
+
+    private void changed(T object) {
+      current = object;
+      if (listing) {
+        return;
+      }
       long received = System.nanoTime();
-      String version = object == null ? null : object.getMetadata().getResourceVersion();
-      switch (action) {
-        case ADDED, MODIFIED -> {
-          synchronized (item.reports) {
-            store(item, run, object);
-            if (item.observed(run, object, version)) {
-              recorder.visible(received);
-              answered();
-              tell(() -> listener.changed(object));
-            }
-          }
-        }
-        case DELETED -> {
-          synchronized (item.reports) {
-            store(item, run, null);
-            if (item.observed(run, null, version)) {
-              recorder.visible(received);
-              answered();
-              tell(() -> listener.deleted(item.namespace, item.name, version));
-            }
-          }
-        }
-        default -> {
-          item.progressed(run, version);
+      synchronized (item.reports) {
+        store(item, run, object);
+        if (item.observed(run, object, object.getMetadata().getResourceVersion())) {
+          recorder.visible(received);
           answered();
+          tell(() -> listener.changed(object));
         }
       }
     }
 
     @Override
-    public void onClose(WatcherException cause) {
-      // 410 Gone: the version is too old, so list again; anything else resumes from the last version seen
-      retry(item, run, cause, cause.isHttpGone());
+    public void onDelete(T object) {
+      current = null;
+      if (listing) {
+        return;
+      }
+      long received = System.nanoTime();
+      // the watch's DELETED event carries the version of the deletion
+      String version = object.getMetadata().getResourceVersion();
+      synchronized (item.reports) {
+        store(item, run, null);
+        if (item.observed(run, null, version)) {
+          recorder.visible(received);
+          answered();
+          tell(() -> listener.deleted(item.namespace, item.name, version));
+        }
+      }
     }
 
     @Override
-    public void onClose() {
-      // closed by this store
+    public void onSynced(String resourceVersion) {
+      listing = false;
+      recorder.synced.inc();
+      listed(item, run, current, resourceVersion);
+    }
+
+    @Override
+    public void onBookmark(String resourceVersion) {
+      item.progressed(run, resourceVersion);
+      answered();
+    }
+
+    @Override
+    public void onRestart(String resourceVersion) {
+      recorder.restarted.inc();
+      item.reopened(run);
+      answered();
+    }
+
+    @Override
+    public void onGone(String resourceVersion) {
+      // 410 Gone: the reflector lists again; its difference and sync follow
+      listing = true;
+      recorder.relisted.inc();
+      item.failed(run, true, new ReflectorException("the resourceVersion " + resourceVersion + " of " + type + " "
+          + item.namespace + "/" + item.name + " is gone (410); listing again", 410, null));
+      answered();
+    }
+
+    @Override
+    public void onError(ReflectorException error) {
+      if (listing) {
+        recorder.syncFailed.inc();
+        recorder.relisted.inc();
+      }
+      item.failed(run, listing, error);
+      LOG.debug("{} of {} {}/{} failed: {}", listing ? "List" : "Watch", type, item.namespace, item.name,
+          error.getMessage());
     }
   }
 
@@ -572,7 +708,36 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   public Optional<String> staleness(String namespace, String name) {
     Map<String, WatchItem<T>> names = items.get(namespace);
     WatchItem<T> item = names == null ? null : names.get(name);
-    return item == null ? Optional.empty() : item.staleness(stopped);
+    if (item == null) {
+      return Optional.empty();
+    }
+    WatchItem.Polled polled = item.polled;
+    return polled != null ? polledStaleness(polled) : item.staleness(stopped);
+  }
+
+  /**
+   * Why a polled copy may be out of date, as the TTL store tells it: its fetch failed, or it is older than the
+   * time-to-live (a fresh copy is as fresh as the TTL strategy's; {@link ObjectState#POLLED} says it is polled).
+   */
+  private Optional<String> polledStaleness(WatchItem.Polled polled) {
+    String why = "polled, not watched (the watch budget of " + settings.budget().max() + " is spent): ";
+    Throwable error = polled.lastError;
+    if (error != null) {
+      return Optional.of(why + "its last fetch failed: " + ApiServerErrors.reason(error));
+    }
+    Duration ttl = settings.polledTtl().get();
+    long fetched;
+    synchronized (polled) {
+      fetched = polled.fetched;
+    }
+    if (fetched < 0) {
+      return Optional.of(why + "not fetched yet; the next get fetches it");
+    }
+    if (clock.millis() - fetched >= ttl.toMillis()) {
+      return Optional.of(why + "its TTL of " + ttl.toSeconds() + " s expired (fetched " + Instant.ofEpochMilli(fetched)
+          + "); the next get fetches it again");
+    }
+    return Optional.empty();
   }
 
   @Override
@@ -592,7 +757,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     long maxIdle = settings.maxIdleTime().toMillis();
     items.values().forEach(names -> names.values().forEach(item -> {
       if (item.stopIfIdle(current, maxIdle)) {
-        close(item.takeWatch());
+        close(item.takeReflector());
+        settings.budget().release(item);
         LOG.debug("Stopped watching {} {}/{}: not read for {}", type, item.namespace, item.name,
             settings.maxIdleTime());
       }
@@ -610,7 +776,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       stopped = true;
       items.values().forEach(names -> names.values().forEach(item -> {
         item.stop();
-        close(item.takeWatch());
+        close(item.takeReflector());
+        settings.budget().release(item);
       }));
       closed = onClose;
     }
@@ -622,6 +789,19 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** @return the plural resource name of the objects, for metrics */
   String resource() {
     return type.plural();
+  }
+
+  /** @return how many items the watch budget serves by GETs now */
+  int polledObjects() {
+    int polled = 0;
+    for (Map<String, WatchItem<T>> names : items.values()) {
+      for (WatchItem<T> item : names.values()) {
+        if (item.polled != null) {
+          polled++;
+        }
+      }
+    }
+    return polled;
   }
 
   /** @return how many items hold a watch open now */

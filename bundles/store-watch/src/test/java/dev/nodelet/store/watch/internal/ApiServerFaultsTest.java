@@ -9,16 +9,23 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
-import dev.nodelet.kube.KubeClients;
+import dev.nodelet.kube.internal.KubeClientFactory;
+import dev.nodelet.kube.internal.KubeSettings;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.FaultHarness;
+import dev.nodelet.store.watch.WatchStoreMetrics;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,16 +61,39 @@ class ApiServerFaultsTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @AutoClose
-  private final FaultHarness faults = new FaultHarness(OBJECTS, port -> KubeClients.builder()
-      .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port).build());
+  private final FaultHarness faults = new FaultHarness(OBJECTS, ApiServerFaultsTest::nodeletClient);
   private EmbeddedApiServer server;
+  private final WatchStoreMetrics metrics = new WatchStoreMetrics();
+
+  /**
+   * Nodelet's client settings (HTTP watches, no retries inside fabric8) over HTTP/1.1: the JDK client puts every
+   * HTTP/2 stream on one connection, and the server takes 100 at a time, fewer than this test's watches.
+   */
+  private static KubernetesClient nodeletClient(int port) {
+    Config config = new KubeClientFactory().clientConfig(KubeSettings.builder()
+        .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port).nodeName("node-a")
+        .build());
+    config.setHttp2Disable(true);
+    return new KubernetesClientBuilder().withConfig(config).build();
+  }
 
   private void startServer(EmbeddedApiServer.Builder builder) {
     server = faults.startServer(builder);
   }
 
   private WatchStoreStrategy strategy(KubernetesClient client) {
-    return faults.closeLater(WatchStoreStrategy.builder(client).build());
+    return faults.closeLater(WatchStoreStrategy.builder(client).metrics(metrics).build());
+  }
+
+  /** The relists the stores started (a WatchList request or a LIST, whichever the server serves). */
+  private long relists() {
+    for (MetricSnapshot metric : metrics.collect()) {
+      if (metric instanceof CounterSnapshot counter
+          && counter.getMetadata().getName().startsWith("nodelet_store_watch_relists")) {
+        return (long) counter.getDataPoints().stream().mapToDouble(CounterDataPointSnapshot::getValue).sum();
+      }
+    }
+    return 0;
   }
 
   private long update(int i, String value) {
@@ -131,7 +161,7 @@ class ApiServerFaultsTest {
   void aWatchTooFarBehindTheHistoryGetsGoneAndRelists() {
     startServer(EmbeddedApiServer.builder().historySize(50));
     ObjectStore<ConfigMap> store = watchedObjects();
-    long listsBefore = lists();
+    long relistsBefore = relists();
 
     try (Reader reader = new Reader(store)) {
       // while no watch can resume, every object changes: more events than the history keeps
@@ -148,9 +178,9 @@ class ApiServerFaultsTest {
 
       long fresh = reader.lastFreshMillis(resumable);
       LOG.info("410 Gone with {} watched objects: every get fresh {} ms, all watches open {} ms after watches could "
-          + "resume; {} lists", OBJECTS, fresh, watching, lists() - listsBefore);
+          + "resume; {} relists", OBJECTS, fresh, watching, relists() - relistsBefore);
       // each watch had to list again: its resourceVersion had left the history
-      assertThat(lists() - listsBefore).isGreaterThanOrEqualTo(OBJECTS);
+      assertThat(relists() - relistsBefore).isGreaterThanOrEqualTo(OBJECTS);
       reader.assertNothingWentBack();
     }
   }
@@ -159,12 +189,12 @@ class ApiServerFaultsTest {
   void aGoneAnswerToTheWatchRequestItselfRelistsToo() {
     startServer(EmbeddedApiServer.builder());
     ObjectStore<ConfigMap> store = watchedObjects();
-    long listsBefore = lists();
+    long relistsBefore = relists();
 
     // not a 410 event in the stream, as the API server sends, but the answer to the request (a proxy, say)
     server.failNext(Verb.WATCH, "configmaps", OBJECTS, 410);
     server.cutWatches();
-    await().atMost(WAIT).until(() -> lists() - listsBefore >= OBJECTS);
+    await().atMost(WAIT).until(() -> relists() - relistsBefore >= OBJECTS);
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == OBJECTS);
     assertThat(faults.allSucceed(store::get)).isTrue();
   }
@@ -175,6 +205,7 @@ class ApiServerFaultsTest {
     HeardVersions heard = new HeardVersions();
     ObjectStore<ConfigMap> store = watchedObjects(heard);
     long listsBefore = lists();
+    long relistsBefore = relists();
     Map<String, List<Long>> written = new ConcurrentHashMap<>();
 
     try (Reader reader = new Reader(store)) {
@@ -197,6 +228,7 @@ class ApiServerFaultsTest {
     }
     // resumed from the last resourceVersion: no relist, and every single update was seen
     assertThat(lists()).isEqualTo(listsBefore);
+    assertThat(relists()).isEqualTo(relistsBefore);
     written.forEach((name, versions) -> assertThat(heard.of(name)).as(name).containsAll(versions));
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
@@ -37,6 +38,7 @@ class WatchObjectStoreTest {
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
   private EmbeddedApiServer server;
   private KubernetesClient client;
+  private ReflectorEngine reflectors;
   private WatchObjectStore<ConfigMap> store;
   private long listsBefore;
 
@@ -50,7 +52,10 @@ class WatchObjectStoreTest {
     client.configMaps().inNamespace("ns").list();
     listsBefore = server.requestCount(Verb.LIST, "configmaps");
     // the timer never fires during a test: sweeps are called by hand
-    store = new WatchObjectStore<>(client, ResourceType.CONFIG_MAPS, clock,
+    // LIST then WATCH, so that each sync of an object is one LIST the server counts
+    reflectors = ReflectorEngine.builder(client).watchList(false)
+        .backoff(Duration.ofMillis(250), Duration.ofSeconds(2)).build();
+    store = new WatchObjectStore<>(client, reflectors, ResourceType.CONFIG_MAPS, clock,
         new WatchSettings(MAX_IDLE, SYNC_WAIT, Duration.ofHours(1)), timer, listener, new WatchMetrics());
   }
 
@@ -61,6 +66,7 @@ class WatchObjectStoreTest {
   @AfterEach
   void stop() {
     store.close();
+    reflectors.close();
     timer.shutdownNow();
     client.close();
     server.close();

@@ -21,6 +21,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
@@ -29,6 +30,12 @@ class WatchStrategyComponentTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
+  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
+
+  @AfterEach
+  void closeReflectors() {
+    reflectors.close();
+  }
 
   private static WatchStrategyConfiguration config(Map<String, Object> properties) {
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
@@ -45,7 +52,7 @@ class WatchStrategyComponentTest {
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
@@ -75,7 +82,7 @@ class WatchStrategyComponentTest {
     long socketsBefore = sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
+      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
@@ -111,7 +118,7 @@ class WatchStrategyComponentTest {
 
   @Test
   void aBadValueIsNamed() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of("resync.interval.seconds", 0))))
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of("resync.interval.seconds", 0))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("resyncInterval must be positive, was PT0S");
   }
@@ -130,7 +137,7 @@ class WatchStrategyComponentTest {
   void aStoreTellsItsLastAccess() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), new TestNode(), config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,12 @@ class WatchStrategyPersistenceTest {
 
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
+  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
+
+  @AfterEach
+  void closeReflectors() {
+    reflectors.close();
+  }
 
   @TempDir
   Path dir;
@@ -41,7 +48,7 @@ class WatchStrategyPersistenceTest {
 
   @Test
   void aDirectoryWithoutAKeyFileIsRefusedNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("persistence.dir", dir.resolve("store").toString()))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("persistence.key.file: required");
   }
@@ -49,10 +56,48 @@ class WatchStrategyPersistenceTest {
   @Test
   void aKeyFileOpenToOthersIsRefusedNamingTheFileAndChmod() throws IOException {
     Path key = key("rw-r--r--");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), new TestNode(),
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
         config(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file", key.toString()))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("persistence.key.file: ")
         .hasMessageContaining(key.toString()).hasMessageContaining("chmod 600");
+  }
+
+  @Test
+  void restoredObjectsObeyTheWatchBudget() throws IOException {
+    Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", key("rw-------").toString(), "max.watches", 2);
+    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
+    for (int i = 0; i < 5; i++) {
+      api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
+          .withName("c" + i).endMetadata().addToData("k", "v").build()).create();
+      store.addReference("ns", "c" + i, "pod-1");
+      assertThat(store.get("ns", "c" + i).getData()).containsEntry("k", "v");
+    }
+    first.deactivate();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+        .until(() -> api.server().openWatches("configmaps") == 0);
+
+    java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors
+        .newSingleThreadScheduledExecutor();
+    sampler.scheduleWithFixedDelay(() -> most.accumulateAndGet(api.server().openWatches("configmaps"), Math::max),
+        0, 2, java.util.concurrent.TimeUnit.MILLISECONDS);
+    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    try {
+      ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> api.server().openWatches("configmaps") == 2);
+      for (int i = 0; i < 5; i++) {
+        assertThat(restored.get("ns", "c" + i).getData()).containsEntry("k", "v");
+      }
+      assertThat(java.util.stream.IntStream.range(0, 5)
+          .filter(i -> restored.state("ns", "c" + i).orElseThrow() == ObjectState.POLLED)).hasSize(3);
+      assertThat(most.get()).isLessThanOrEqualTo(2);
+    } finally {
+      sampler.shutdownNow();
+      second.deactivate();
+    }
   }
 
   @Test
@@ -61,7 +106,7 @@ class WatchStrategyPersistenceTest {
         .endMetadata().addToData("k", "v").build()).create();
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "persistence.encrypt.configmaps", true);
-    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), new TestNode(), config(properties));
+    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     store.addReference("ns", "c", "pod-1");
     assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
@@ -78,7 +123,7 @@ class WatchStrategyPersistenceTest {
         .containsExactlyInAnyOrder("configmaps.mv");
 
     api.server().stop();
-    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), new TestNode(), config(properties));
+    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       assertThat(restored.get("ns", "c").getData()).containsEntry("k", "v");

@@ -1,5 +1,6 @@
 package dev.nodelet.store.watch.persistence;
 
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.persistence.Persistence;
@@ -32,8 +33,9 @@ public final class PersistentNode {
     String namespace = args[4];
     KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
     Persistence persistence = Persistence.open(options);
+    // LIST then WATCH: each sync is a LIST the test counts
     WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).syncWait(Duration.ofSeconds(10))
-        .persistence(persistence).build();
+        .reflectors(ReflectorEngine.builder(client).watchList(false).build()).persistence(persistence).build();
     ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS);
     ObjectStore<Secret> secrets = strategy.createStore(ResourceType.SECRETS);
     for (int i = 5; i < args.length; i++) {
