@@ -9,12 +9,13 @@ import org.slf4j.LoggerFactory;
 /**
  * The one way a Nodelet component takes its configuration: each configuration is validated into settings; at
  * activation an invalid one fails the activation, later an invalid one is refused with one error naming the key and
- * the last good settings stay in force. The component applies what {@link #offer} returns; Declarative Services then
- * publishes the new service properties, and consumers (the managers, for a store strategy) take the new service
- * state from there.
+ * the last good settings stay in force. The component applies what {@link #offer} returns from its
+ * {@code @Modified} method, in place; Declarative Services then publishes the new service properties, and consumers
+ * (the managers, for a store strategy) take the new service state from there.
  *
  * @param <C> the configuration type (an {@code @ObjectClassDefinition} interface)
- * @param <S> the validated settings; {@code equals} tells an unchanged configuration
+ * @param <S> the validated settings; {@code equals} tells an unchanged configuration (settings without
+ *     {@code equals} are applied every time)
  */
 public final class LastGoodConfiguration<C, S> {
 
@@ -23,12 +24,12 @@ public final class LastGoodConfiguration<C, S> {
   private final String pid;
   private final String component;
   private final Function<? super C, ? extends S> validate;
-  private volatile S current;
+  private volatile S current; // null until a valid configuration came (waiting only)
 
   private LastGoodConfiguration(String pid, String component, Function<? super C, ? extends S> validate, S first) {
     this.pid = pid;
     this.component = component;
-    this.validate = validate;
+    this.validate = Objects.requireNonNull(validate, "validate");
     this.current = first;
   }
 
@@ -56,9 +57,38 @@ public final class LastGoodConfiguration<C, S> {
     }
   }
 
-  /** @return the settings in force */
+  /**
+   * For a component that stays active without a valid configuration and provides nothing until one comes (the
+   * Kubernetes client: its consumers wait for its services). Every configuration, the first included, goes through
+   * {@link #offer}.
+   *
+   * @param pid the configuration PID, for messages
+   * @param component what the component is, for messages
+   * @param validate as for {@link #activate}
+   * @param <C> the configuration type
+   * @param <S> the settings type
+   * @return the helper, holding no settings yet
+   */
+  public static <C, S> LastGoodConfiguration<C, S> waiting(String pid, String component,
+      Function<? super C, ? extends S> validate) {
+    return new LastGoodConfiguration<>(pid, component, validate, null);
+  }
+
+  /**
+   * @return the settings in force
+   * @throws IllegalStateException if no valid configuration came yet (only after {@link #waiting})
+   */
   public S current() {
-    return current;
+    S settings = current;
+    if (settings == null) {
+      throw new IllegalStateException("Configuration " + pid + ": " + component + " has no valid configuration yet");
+    }
+    return settings;
+  }
+
+  /** @return the settings in force; empty until a valid configuration came (only after {@link #waiting}) */
+  public Optional<S> settings() {
+    return Optional.ofNullable(current);
   }
 
   /**
@@ -73,8 +103,12 @@ public final class LastGoodConfiguration<C, S> {
     try {
       next = Objects.requireNonNull(validate.apply(config));
     } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} refused, {} keeps its last good configuration ({}): {}", pid, component, current,
-          e.getMessage());
+      if (current == null) {
+        LOG.error("Configuration {} is invalid, {} waits for a valid one: {}", pid, component, e.getMessage());
+      } else {
+        LOG.error("Configuration {} refused, {} keeps its last good configuration ({}): {}", pid, component,
+            current, e.getMessage());
+      }
       return Optional.empty();
     }
     if (next.equals(current)) {

@@ -39,4 +39,18 @@ class LastGoodConfigurationTest {
     assertThat(config.offer("5")).contains(5);
     assertThat(config.current()).isEqualTo(5);
   }
+
+  @Test
+  void aWaitingComponentTakesItsFirstValidConfigurationThroughOffer() {
+    LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
+        LastGoodConfigurationTest::positive);
+    assertThat(config.settings()).isEmpty();
+    assertThatThrownBy(config::current).isInstanceOf(IllegalStateException.class)
+        .hasMessage("Configuration pid: the thing has no valid configuration yet");
+    assertThat(config.offer("-1")).isEmpty();
+    assertThat(config.settings()).isEmpty();
+    assertThat(config.offer("2")).contains(2);
+    assertThat(config.offer("-1")).isEmpty();
+    assertThat(config.settings()).contains(2);
+  }
 }

@@ -16,5 +16,12 @@ public enum ObjectState {
    *
    * @since 3.0
    */
-  FROM_DISK
+  FROM_DISK,
+  /**
+   * Not watched because the store's watch budget is spent: served by GETs, fetched again once the copy is older
+   * than the time-to-live; a get that finds it read again soon moves it back to a watch.
+   *
+   * @since 3.2
+   */
+  POLLED
 }

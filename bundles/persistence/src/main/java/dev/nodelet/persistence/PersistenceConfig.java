@@ -1,5 +1,7 @@
 package dev.nodelet.persistence;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,21 +81,6 @@ public record PersistenceConfig(Path directory, Path keyFile, boolean encryptCon
     return Optional.of(new PersistenceConfig(dirPath, keyPath, encryptConfigMaps,
         within(MAX_BYTES, maxBytes, 0, Long.MAX_VALUE, "bytes"),
         Duration.ofSeconds(within(GRACE, graceSeconds, 1, MAX_GRACE_SECONDS, "seconds"))));
-  }
-
-  private static long within(String key, LongSupplier read, long min, long max, String unit) {
-    long value;
-    try {
-      value = read.getAsLong();
-    } catch (RuntimeException e) {
-      // DS and the converter fail on the first read of a value they cannot convert
-      throw new IllegalArgumentException(key + ": not a whole number of " + unit + " (" + e.getMessage() + ")");
-    }
-    if (value < min || value > max) {
-      throw new IllegalArgumentException(key + ": must be between " + min + " and " + max + " " + unit + ", was "
-          + value);
-    }
-    return value;
   }
 
   /**

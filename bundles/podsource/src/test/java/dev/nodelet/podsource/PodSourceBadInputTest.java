@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.watch.ReflectorEngine;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.cache.core.SwitchableObjectManager;
@@ -17,7 +18,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -31,6 +31,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Malformed pods created on the API server reach the real managers through the pod source: the invalid references
@@ -42,8 +43,9 @@ class PodSourceBadInputTest {
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
   private static final String NODE = "node-a";
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  // stores the badly named pods a real API server would refuse, as a misbehaving writer could have left them
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension(EmbeddedApiServer.Builder::acceptInvalidNames);
   private ReflectorEngine reflectors;
   private PodSource source;
   private SwitchableObjectManager<Secret> secrets;
@@ -51,12 +53,9 @@ class PodSourceBadInputTest {
 
   @BeforeEach
   void start() {
-    // stores the badly named pods a real API server would refuse, as a misbehaving writer could have left them
-    server = EmbeddedApiServer.builder().acceptInvalidNames().build().start();
-    client = server.newClient();
-    reflectors = ReflectorEngine.builder(client).build();
-    secrets = ObjectManagers.secrets(client).build();
-    configMaps = ObjectManagers.configMaps(client).build();
+    reflectors = ReflectorEngine.builder(api.client()).build();
+    secrets = ObjectManagers.secrets(api.client()).build();
+    configMaps = ObjectManagers.configMaps(api.client()).build();
   }
 
   @AfterEach
@@ -67,8 +66,6 @@ class PodSourceBadInputTest {
     secrets.close();
     configMaps.close();
     reflectors.close();
-    client.close();
-    server.close();
   }
 
   private static PodBuilder pod(String name) {
@@ -81,7 +78,7 @@ class PodSourceBadInputTest {
 
   private void create(Pod pod) {
     pod.getSpec().setNodeName(NODE);
-    client.pods().inNamespace("ns").resource(pod).create();
+    api.client().pods().inNamespace("ns").resource(pod).create();
   }
 
   private static Map<String, List<String>> byName(SwitchableObjectManager<?> manager) {
@@ -146,7 +143,7 @@ class PodSourceBadInputTest {
 
     // deleting the malformed pods takes exactly their references away
     for (String name : List.of("mixed", "Bad_Pod_Name", "p".repeat(300), "big")) {
-      client.pods().inNamespace("ns").withName(name).delete();
+      api.client().pods().inNamespace("ns").withName(name).delete();
     }
     await().atMost(WAIT).until(() -> byName(secrets).keySet().equals(java.util.Set.of("good", "no-volumes")));
     await().atMost(WAIT).until(() -> byName(configMaps).size() == 2);

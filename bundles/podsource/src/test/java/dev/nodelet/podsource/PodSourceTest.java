@@ -6,10 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +16,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 class PodSourceTest {
@@ -24,16 +24,14 @@ class PodSourceTest {
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
   private static final String SELECTOR = "spec.nodeName=node-a";
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private ReflectorEngine reflectors;
   private PodSource source;
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    reflectors = ReflectorEngine.builder(client).build();
+    reflectors = ReflectorEngine.builder(api.client()).build();
   }
 
   @AfterEach
@@ -42,19 +40,17 @@ class PodSourceTest {
       source.close();
     }
     reflectors.close();
-    client.close();
-    server.close();
   }
 
   private void put(String name, String node, String version) {
     Pod pod = new PodBuilder().withNewMetadata().withNamespace("ns").withName(name).addToLabels("v", version)
         .endMetadata().withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("i").endContainer()
         .endSpec().build();
-    client.pods().inNamespace("ns").resource(pod).createOr(e -> e.update());
+    api.client().pods().inNamespace("ns").resource(pod).createOr(e -> e.update());
   }
 
   private void delete(String name) {
-    client.pods().inNamespace("ns").withName(name).delete();
+    api.client().pods().inNamespace("ns").withName(name).delete();
   }
 
   private static boolean podsourceThreadAlive() {
@@ -172,11 +168,11 @@ class PodSourceTest {
     source.addListener(listener);
     source.start();
     put("p", "node-a", "1");
-    await().atMost(WAIT).until(() -> listener.calls().size() == 1 && server.openWatches("pods", SELECTOR) == 1);
+    await().atMost(WAIT).until(() -> listener.calls().size() == 1 && api.server().openWatches("pods", SELECTOR) == 1);
     assertThat(podsourceThreadAlive()).isTrue();
 
     source.close();
-    await().atMost(WAIT).until(() -> server.openWatches("pods", SELECTOR) == 0 && !podsourceThreadAlive());
+    await().atMost(WAIT).until(() -> api.server().openWatches("pods", SELECTOR) == 0 && !podsourceThreadAlive());
     put("q", "node-a", "1");
     assertThat(listener.calls()).containsExactly("register ns/p v=1");
   }

@@ -1,7 +1,7 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.dra.runtime.ControllerOptions;
-import dev.nodelet.dra.internal.NodeResourcesController;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DriverStatus;
@@ -26,8 +26,6 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The DRA node controller as a DS component: every {@link DraDriver} service is monitored while it is registered
@@ -44,14 +42,12 @@ public final class DraComponent implements DraStatus, MultiCollector {
 
   public static final String PID = "dev.nodelet.dra";
 
-  private static final Logger LOG = LoggerFactory.getLogger(DraComponent.class);
-
   private final KubernetesClient client;
   private final Reflectors reflectors;
   private final NodeIdentity identity;
   private final Object lock = new Object();
   private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
-  private volatile ControllerOptions options; // written under lock
+  private final LastGoodConfiguration<DraConfiguration, ControllerOptions> configuration;
   private volatile NodeResourcesController controller; // written under lock
   /** Shared by the controllers built one after another, so that the counts go on. */
   private final DraMetrics metrics = new DraMetrics(this);
@@ -69,13 +65,8 @@ public final class DraComponent implements DraStatus, MultiCollector {
     this.client = client;
     this.reflectors = reflectors;
     this.identity = identity;
-    try {
-      this.options = DraOptions.from(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} is invalid, the DRA node controller does not start: {}", PID, e.getMessage());
-      throw e;
-    }
-    NodeResourcesController first = build(options);
+    this.configuration = LastGoodConfiguration.activate(PID, "the DRA node controller", config, DraOptions::from);
+    NodeResourcesController first = build(configuration.current());
     first.start();
     this.controller = first;
   }
@@ -83,27 +74,16 @@ public final class DraComponent implements DraStatus, MultiCollector {
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(DraConfiguration config) {
-    ControllerOptions next;
-    try {
-      next = DraOptions.from(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} refused, the DRA node controller keeps its last good configuration: {}", PID,
-          e.getMessage());
-      return;
-    }
     synchronized (lock) {
-      if (next.equals(options)) {
-        return;
-      }
-      // one controller at a time writes this node's slices: the old one stops before the new one starts
-      controller.close();
-      NodeResourcesController replacement = build(next);
-      replacement.start();
-      drivers.forEach(replacement::addDriver);
-      controller = replacement;
-      options = next;
+      configuration.offer(config).ifPresent(next -> {
+        // one controller at a time writes this node's slices: the old one stops before the new one starts
+        controller.close();
+        NodeResourcesController replacement = build(next);
+        replacement.start();
+        drivers.forEach(replacement::addDriver);
+        controller = replacement;
+      });
     }
-    LOG.info("DRA node controller reconfigured ({})", next);
   }
 
   private NodeResourcesController build(ControllerOptions with) {
@@ -117,7 +97,7 @@ public final class DraComponent implements DraStatus, MultiCollector {
 
   /** The options in force, for tests. */
   ControllerOptions options() {
-    return options;
+    return configuration.current();
   }
 
   @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,

@@ -1,5 +1,6 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.configuration.ConfigurationValues;
 import dev.nodelet.dra.runtime.ControllerOptions;
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
@@ -45,17 +46,7 @@ final class DraOptions {
   }
 
   private static long whole(String key, LongSupplier read, long min, long max) {
-    long value;
-    try {
-      value = read.getAsLong();
-    } catch (RuntimeException e) {
-      // DS and the converter fail on the first read of a value they cannot convert
-      throw new IllegalArgumentException(key + ": not a whole number (" + e.getMessage() + ")");
-    }
-    if (value < min || value > max) {
-      throw new IllegalArgumentException(key + ": must be between " + min + " and " + max + ", was " + value);
-    }
-    return value;
+    return ConfigurationValues.within(key, read, min, max, "");
   }
 
   private static double decimal(String key, DoubleSupplier read, boolean zeroAllowed, double max) {

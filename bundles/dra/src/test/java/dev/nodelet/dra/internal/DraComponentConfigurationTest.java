@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.dra.Pool;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -17,7 +18,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,17 +48,7 @@ class DraComponentConfigurationTest {
     reflectors = ReflectorEngine.builder(client).build();
     String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
         .create().getMetadata().getUid();
-    identity = new NodeIdentity() {
-      @Override
-      public String nodeName() {
-        return NODE;
-      }
-
-      @Override
-      public Optional<String> nodeUid() {
-        return Optional.of(uid);
-      }
-    };
+    identity = FixedNodeIdentity.named(NODE).withUid(uid);
   }
 
   @AfterEach

@@ -11,6 +11,7 @@ import dev.nodelet.dra.DriverStatus.State;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -169,17 +170,7 @@ class DraStatusTest {
   @Test
   void theComponentReportsEachDriverAndSlice() throws IOException {
     DraConfiguration config = Converters.standardConverter().convert(Map.of()).to(DraConfiguration.class);
-    NodeIdentity identity = new NodeIdentity() {
-      @Override
-      public String nodeName() {
-        return NODE;
-      }
-
-      @Override
-      public Optional<String> nodeUid() {
-        return Optional.of(nodeUid);
-      }
-    };
+    NodeIdentity identity = FixedNodeIdentity.named(NODE).withUid(nodeUid);
     ReflectorEngine reflectors = ReflectorEngine.builder(client).build();
     DraComponent component = new DraComponent(client, reflectors, identity, config);
     try {

@@ -11,7 +11,6 @@ import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
-import dev.nodelet.testing.apiserver.RecordedWrite;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
@@ -40,14 +39,12 @@ class InvalidDriverDataTest {
 
   private static final String NODE = "node-a";
   private static final String GPU = "gpu.example.com";
-  private static final String BARRIER = "barrier.example.com";
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
   private NodeResourcesController controller;
   private final ManualScheduler time = new ManualScheduler();
-  private TestDriver barrier;
-  private int barrierRound;
+  private final WorkerBarrier barrier = new WorkerBarrier(() -> server, NODE);
 
   @BeforeEach
   void start() {
@@ -58,9 +55,7 @@ class InvalidDriverDataTest {
     controller = NodeResourcesController.builder(client, NODE).nodeUid(() -> Optional.of(nodeUid))
         .scheduler(time).random(() -> 0.0).build();
     controller.start();
-    barrier = new TestDriver(BARRIER);
-    controller.addDriver(barrier);
-    barrier();
+    barrier.addTo(controller);
   }
 
   @AfterEach
@@ -68,20 +63,6 @@ class InvalidDriverDataTest {
     controller.close();
     client.close();
     server.close();
-  }
-
-  /** Returns once the worker has handled everything queued before (one worker, first in first out). */
-  private void barrier() {
-    for (int i = 0; i < 2; i++) {
-      long before = writesOf(BARRIER).size();
-      barrier.publish(List.of(new Pool("barrier", List.of(device("b-" + ++barrierRound)))));
-      await().until(() -> writesOf(BARRIER).size() > before);
-    }
-  }
-
-  private List<RecordedWrite> writesOf(String driver) {
-    return server.writes().stream().filter(w -> w.name() != null && w.name().startsWith(NODE + "-" + driver + "-"))
-        .toList();
   }
 
   private List<ResourceSlice> slicesOf(String driver) {
@@ -160,7 +141,7 @@ class InvalidDriverDataTest {
     gpu.publish(List.of(pool("pool-a", 2), pool("pool-b", 1)));
     await().until(() -> slicesOf(GPU).size() == 2);
     List<ResourceSlice> published = slicesOf(GPU);
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     List<String> errors = new ArrayList<>();
@@ -172,8 +153,8 @@ class InvalidDriverDataTest {
           .startsWith("driver \"gpu.example.com\" reported invalid resources: ").contains(expected));
       errors.add(status.lastError().orElseThrow());
     });
-    barrier();
-    assertThat(writesOf(GPU)).as("no write for any invalid snapshot").isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).as("no write for any invalid snapshot").isEmpty();
     assertThat(slicesOf(GPU)).isEqualTo(published);
     assertThat(errors).doesNotHaveDuplicates();
 
@@ -223,8 +204,8 @@ class InvalidDriverDataTest {
     controller.removeDriver(bad);
     controller.removeDriver(tooLong);
     controller.removeDriver(nameless);
-    assertThat(controller.driverStatuses()).extracting(DriverStatus::driverName).containsExactly(BARRIER, GPU);
-    barrier();
+    assertThat(controller.driverStatuses()).extracting(DriverStatus::driverName).containsExactly(WorkerBarrier.DRIVER, GPU);
+    barrier.pass();
     assertThat(slicesOf(GPU)).hasSize(1);
     assertThat(server.writes()).noneMatch(w -> w.name() != null && w.name().contains("Bad_Driver"));
   }

@@ -43,7 +43,6 @@ class NodeResourcesControllerTest {
 
   private static final String NODE = "node-a";
   private static final String GPU = "gpu.example.com";
-  private static final String BARRIER = "barrier.example.com";
   private static final Duration GRACE = ControllerOptions.DEFAULTS.gracePeriod();
 
   private EmbeddedApiServer server;
@@ -52,8 +51,7 @@ class NodeResourcesControllerTest {
   private String nodeUid;
   private final ManualScheduler time = new ManualScheduler();
   private final List<NodeResourcesController> controllers = new ArrayList<>();
-  private TestDriver barrier;
-  private int barrierRound;
+  private final WorkerBarrier barrier = new WorkerBarrier(() -> server, NODE);
 
   @BeforeEach
   void start() {
@@ -89,28 +87,8 @@ class NodeResourcesControllerTest {
   private NodeResourcesController started() {
     NodeResourcesController controller = controller(() -> Optional.of(nodeUid), ControllerOptions.DEFAULTS);
     controller.start();
-    barrier = new TestDriver(BARRIER);
-    controller.addDriver(barrier);
-    barrier();
+    barrier.addTo(controller);
     return controller;
-  }
-
-  /**
-   * Returns once the worker has handled everything queued before: the barrier driver's change is synced after
-   * them (one worker, first in first out). Twice, so that an item re-queued while it was being processed is
-   * covered too.
-   */
-  private void barrier() {
-    for (int i = 0; i < 2; i++) {
-      long before = writesOf(BARRIER).size();
-      barrier.publish(List.of(new Pool("barrier", List.of(device("b-" + ++barrierRound)))));
-      await().until(() -> writesOf(BARRIER).size() > before);
-    }
-  }
-
-  private List<RecordedWrite> writesOf(String driver) {
-    return server.writes().stream().filter(w -> w.name() != null && w.name().startsWith(NODE + "-" + driver + "-"))
-        .toList();
   }
 
   private List<ResourceSlice> slicesOf(String driver) {
@@ -170,7 +148,7 @@ class NodeResourcesControllerTest {
     assertThat(owner.getName()).isEqualTo(NODE);
     assertThat(owner.getUid()).isEqualTo(nodeUid);
     assertThat(owner.getController()).isTrue();
-    assertThat(writesOf(GPU)).singleElement().satisfies(w -> {
+    assertThat(barrier.writesOf(GPU)).singleElement().satisfies(w -> {
       assertThat(w.verb()).isEqualTo(Verb.CREATE);
       assertThat(w.nodeName()).isEqualTo(NODE);
       assertThat(w.succeeded()).isTrue();
@@ -188,22 +166,22 @@ class NodeResourcesControllerTest {
     controller.addDriver(gpu);
     gpu.publish(List.of(pool("pool-a", 3), pool("pool-b", 1)));
     await().until(() -> slicesOf(GPU).size() == 2);
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     // the same content in new objects and another order
     List<Device> shuffled = new ArrayList<>(pool("pool-a", 3).devices());
     Collections.reverse(shuffled);
     gpu.publish(List.of(pool("pool-b", 1), new Pool("pool-a", shuffled)));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
 
     // a restart of the controller and of the driver: still nothing to write
     controller.close();
     NodeResourcesController second = started();
     second.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 3), pool("pool-b", 1))));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
     assertThat(slicesOf(GPU)).hasSize(2);
   }
 
@@ -219,9 +197,9 @@ class NodeResourcesControllerTest {
     server.clearWrites();
 
     gpu.publish(List.of(pool("pool-a", 2), pool("pool-b", 1)));
-    await().until(() -> writesOf(GPU).size() == 1);
-    barrier();
-    assertThat(writesOf(GPU)).singleElement().satisfies(w -> {
+    await().until(() -> barrier.writesOf(GPU).size() == 1);
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).singleElement().satisfies(w -> {
       assertThat(w.verb()).isEqualTo(Verb.UPDATE);
       assertThat(w.name()).isEqualTo(before.getMetadata().getName());
     });
@@ -247,16 +225,16 @@ class NodeResourcesControllerTest {
     TestDriver gpu = new TestDriver(GPU);
     controller.addDriver(gpu);
     gpu.publish(List.of(pool("pool-a", 1), pool("pool-b", 1)));
-    await().until(() -> writesOf(GPU).size() == 2);
-    barrier();
-    assertThat(verbs(writesOf(GPU))).as("the stray slice is reused for one pool")
+    await().until(() -> barrier.writesOf(GPU).size() == 2);
+    barrier.pass();
+    assertThat(verbs(barrier.writesOf(GPU))).as("the stray slice is reused for one pool")
         .containsExactlyInAnyOrder(Verb.UPDATE, Verb.CREATE);
     server.clearWrites();
 
     gpu.publish(List.of(pool("pool-b", 1)));
-    await().until(() -> writesOf(GPU).size() == 1);
-    barrier();
-    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+    await().until(() -> barrier.writesOf(GPU).size() == 1);
+    barrier.pass();
+    assertThat(verbs(barrier.writesOf(GPU))).containsExactly(Verb.DELETE);
     assertThat(slicesOf(GPU)).extracting(s -> s.getSpec().getNodeName() + "/" + s.getSpec().getPool().getName())
         .containsExactlyInAnyOrder(NODE + "/pool-b", "node-b/node-b");
     assertThat(server.writes()).noneMatch(w -> "node-b".equals(w.nodeName()));
@@ -281,8 +259,8 @@ class NodeResourcesControllerTest {
 
     gpu.publish(List.of(pool("big", 100)));
     await().until(() -> slicesOf(GPU).size() == 1);
-    barrier();
-    assertThat(verbs(writesOf(GPU))).containsExactlyInAnyOrder(Verb.UPDATE, Verb.DELETE, Verb.DELETE);
+    barrier.pass();
+    assertThat(verbs(barrier.writesOf(GPU))).containsExactlyInAnyOrder(Verb.UPDATE, Verb.DELETE, Verb.DELETE);
     ResourceSlice left = slicesOf(GPU).get(0);
     assertThat(left.getSpec().getPool().getGeneration()).isEqualTo(2L);
     assertThat(left.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
@@ -300,17 +278,17 @@ class NodeResourcesControllerTest {
     assertThat(empty.getSpec().getDevices()).isEmpty();
     assertThat(empty.getSpec().getPool().getName()).isEqualTo("pool-a");
     assertThat(empty.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     // the same empty pool again: nothing to write
     gpu.publish(List.of(pool("pool-a", 0)));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
 
     gpu.publish(List.of());
     await().until(() -> slicesOf(GPU).isEmpty());
-    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+    assertThat(verbs(barrier.writesOf(GPU))).containsExactly(Verb.DELETE);
   }
 
   @Test
@@ -342,13 +320,13 @@ class NodeResourcesControllerTest {
     assertThat(stored.getBindsToNode()).isTrue();
     assertThat(stored.getBindingConditions()).containsExactly("example.com/attached");
     assertThat(stored.getBindingFailureConditions()).containsExactly("example.com/failed");
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     // the same pool in new objects: nothing to write
     gpu.publish(List.of(new Pool("p", new ArrayList<>(partitions), new ArrayList<>(sets))));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
 
     // a changed counter is a change of the whole pool
     List<CounterSet> changed = new ArrayList<>(sets);
@@ -372,14 +350,14 @@ class NodeResourcesControllerTest {
         .startsWith("driver \"gpu.example.com\": the API server dropped spec.devices[].consumesCounters from "
             + "ResourceSlice " + NODE + "-" + GPU + "-")
         .contains("enable the feature gate DRAPartitionableDevices on the kube-apiserver");
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     // neither the resync nor the same snapshot again writes
     time.advance(ControllerOptions.DEFAULTS.resyncPeriod());
     gpu.publish(List.of(new Pool("p", List.of(partition), List.of(set))));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
     assertThat(status(controller).lastError()).isPresent();
 
     // a snapshot without the gated fields is published
@@ -418,13 +396,13 @@ class NodeResourcesControllerTest {
     // the server gave the taint the time of the write, to the second, as a kube-apiserver does
     String timeAdded = slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded();
     assertThat(timeAdded).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ");
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     // the same taint again, still without a time: nothing to write, the stored time stays
     gpu.publish(List.of(new Pool("p", new ArrayList<>(devices))));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
     assertThat(slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded())
         .isEqualTo(timeAdded);
 
@@ -433,15 +411,15 @@ class NodeResourcesControllerTest {
     NodeResourcesController second = started();
     TestDriver again = new TestDriver(GPU).snapshotOnSubscribe(List.of(new Pool("p", new ArrayList<>(devices))));
     second.addDriver(again);
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
 
     // a changed taint is a change
     devices.set(0, new DeviceBuilder(devices.get(0)).editFirstTaint().withEffect("NoExecute").endTaint().build());
     again.publish(List.of(new Pool("p", devices)));
-    await().until(() -> !writesOf(GPU).isEmpty());
-    barrier();
-    assertThat(writesOf(GPU)).hasSize(1);
+    await().until(() -> !barrier.writesOf(GPU).isEmpty());
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).hasSize(1);
   }
 
   @Test
@@ -466,7 +444,7 @@ class NodeResourcesControllerTest {
     controller.addDriver(gpu);
     gpu.publish(List.of(pool("pool-a", 1)));
     await().until(() -> slicesOf(GPU).size() == 1);
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     server.failNext(Verb.UPDATE, "resourceslices", 2, 500);
@@ -478,7 +456,7 @@ class NodeResourcesControllerTest {
     assertThat(server.writes()).hasSize(2);
     time.advance(Duration.ofMillis(10));
     await().until(() -> slicesOf(GPU).get(0).getSpec().getDevices().size() == 2);
-    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.UPDATE, Verb.UPDATE, Verb.UPDATE);
+    assertThat(verbs(barrier.writesOf(GPU))).containsExactly(Verb.UPDATE, Verb.UPDATE, Verb.UPDATE);
 
     // forgotten after the success: the next failure starts at the base delay again
     server.failNext(Verb.UPDATE, "resourceslices", 1, 409);
@@ -515,12 +493,12 @@ class NodeResourcesControllerTest {
     gpu.publish(List.of(pool("pool-a", 2)));
     await().until(() -> slicesOf(GPU).size() == 1);
     List<ResourceSlice> published = slicesOf(GPU);
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     gpu.publish(List.of(new Pool("pool-a", List.of(device("dev-000"), device("Bad_Name"), device("dev-000")))));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
     assertThat(slicesOf(GPU)).isEqualTo(published);
     assertThat(controller.driverError(GPU)).hasValueSatisfying(error -> assertThat(error)
         .startsWith("driver \"gpu.example.com\" reported invalid resources")
@@ -540,19 +518,19 @@ class NodeResourcesControllerTest {
     gpu.publish(List.of(pool("pool-a", 1)));
     await().until(() -> slicesOf(GPU).size() == 1);
     time.advance(GRACE); // past the start-up grace period
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     controller.removeDriver(gpu);
     assertThat(gpu.closes).hasValue(1);
-    barrier();
+    barrier.pass();
     time.advance(GRACE.minusSeconds(1));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
 
     time.advance(Duration.ofSeconds(1));
     await().until(() -> slicesOf(GPU).isEmpty());
-    assertThat(verbs(writesOf(GPU))).containsExactly(Verb.DELETE);
+    assertThat(verbs(barrier.writesOf(GPU))).containsExactly(Verb.DELETE);
   }
 
   @Test
@@ -562,15 +540,15 @@ class NodeResourcesControllerTest {
     controller.addDriver(gpu);
     await().until(() -> slicesOf(GPU).size() == 1);
     time.advance(GRACE);
-    barrier();
+    barrier.pass();
     server.clearWrites();
 
     controller.removeDriver(gpu);
     time.advance(GRACE.minusSeconds(10));
     controller.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
     time.advance(GRACE.multipliedBy(2));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
     assertThat(slicesOf(GPU)).hasSize(1);
   }
 
@@ -586,15 +564,15 @@ class NodeResourcesControllerTest {
     NodeResourcesController second = started();
     second.addDriver(new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1))));
     time.advance(GRACE.minusSeconds(1));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
-    assertThat(writesOf("old.example.com")).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
+    assertThat(barrier.writesOf("old.example.com")).isEmpty();
 
     time.advance(Duration.ofSeconds(1));
     await().until(() -> slicesOf("old.example.com").isEmpty());
-    barrier();
-    assertThat(verbs(writesOf("old.example.com"))).containsExactly(Verb.DELETE);
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(verbs(barrier.writesOf("old.example.com"))).containsExactly(Verb.DELETE);
+    assertThat(barrier.writesOf(GPU)).isEmpty();
   }
 
   @Test
@@ -610,14 +588,14 @@ class NodeResourcesControllerTest {
     second.addDriver(plugin);
     assertThat(plugin.subscriptions).as("never subscribed").hasValue(0);
     time.advance(GRACE.multipliedBy(3));
-    barrier();
-    assertThat(writesOf(GPU)).isEmpty();
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
     assertThat(second.driverStatuses()).anySatisfy(
         d -> assertThat(d.state()).isEqualTo(DriverStatus.State.SELF_PUBLISHING));
 
     second.removeDriver(plugin);
     time.advance(GRACE.minusSeconds(1));
-    barrier();
+    barrier.pass();
     assertThat(slicesOf(GPU)).hasSize(1);
     time.advance(Duration.ofSeconds(1));
     await().until(() -> slicesOf(GPU).isEmpty());
@@ -637,12 +615,12 @@ class NodeResourcesControllerTest {
     await().until(() -> slicesOf(GPU).get(0).getSpec().getDevices().size() == 2);
     controller.removeDriver(old);
     time.advance(GRACE.multipliedBy(2));
-    barrier();
+    barrier.pass();
     assertThat(slicesOf(GPU)).hasSize(1);
 
     // late events of the replaced registration are ignored
     old.publish(List.of(pool("pool-a", 5)));
-    barrier();
+    barrier.pass();
     assertThat(slicesOf(GPU).get(0).getSpec().getDevices()).hasSize(2);
   }
 
@@ -670,7 +648,7 @@ class NodeResourcesControllerTest {
     gpu.fail(new UnsupportedOperationException("Unimplemented"), false);
     time.advance(Duration.ofMinutes(10));
     assertThat(gpu.subscriptions).hasValue(4);
-    barrier();
+    barrier.pass();
     assertThat(slicesOf(GPU)).as("the last snapshot stays").hasSize(1);
   }
 
@@ -700,7 +678,7 @@ class NodeResourcesControllerTest {
 
     TestDriver silent = new TestDriver(GPU);
     controller.addDriver(silent);
-    barrier();
+    barrier.pass();
     assertThat(slicesOf(GPU)).as("no snapshot yet: the published slices stay").hasSize(1);
     silent.complete();
     await().until(() -> slicesOf(GPU).isEmpty());

@@ -2,9 +2,11 @@ package dev.nodelet.health.internal;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.objectcache.ObjectManager;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
@@ -17,7 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +29,7 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -46,7 +48,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code /receipts}: what every manager serves each registered pod ({@code ?namespace=} and {@code ?pod=}
  *       narrow it).</li>
  * </ul>
- * It exists only while its configuration does, and stopping it closes the socket and the thread.
+ * It exists only while its configuration does, and stopping it closes the socket and the thread. A new address or
+ * port moves it there in place; an invalid one is refused naming the key and it keeps listening where it did.
  */
 @Component(configurationPid = HealthEndpoint.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
     service = {})
@@ -62,71 +65,98 @@ public final class HealthEndpoint {
   private static final Logger LOG = LoggerFactory.getLogger(HealthEndpoint.class);
 
   private final HealthCheckExecutor executor;
-  private final List<ObjectManager<?>> managers = new CopyOnWriteArrayList<>();
-  private final HttpServer server;
-  private final ExecutorService thread;
+  /** Replaced by SCR as managers come and go. */
+  @Reference(name = "manager", service = ObjectManager.class, cardinality = ReferenceCardinality.MULTIPLE,
+      policy = ReferencePolicy.DYNAMIC)
+  private volatile List<ObjectManager<?>> managers = List.of();
+  private final LastGoodConfiguration<HealthConfiguration, InetSocketAddress> configuration;
+  private Server server; // guarded by this
 
+  /** One listening HTTP server and its thread. */
+  private record Server(HttpServer http, ExecutorService thread) {
+    void close() {
+      http.stop(0);
+      thread.shutdownNow();
+      try {
+        thread.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * @throws IllegalArgumentException if the configuration is invalid, naming the key
+   * @throws UncheckedIOException if the address cannot be listened on
+   */
   @Activate
-  public HealthEndpoint(@Reference(name = "executor") HealthCheckExecutor executor, HealthConfiguration config)
-      throws IOException {
+  public HealthEndpoint(@Reference(name = "executor") HealthCheckExecutor executor, HealthConfiguration config) {
     this.executor = executor;
-    InetSocketAddress address = address(config);
-    this.server = HttpServer.create(address, 16);
-    this.thread = Executors.newSingleThreadExecutor(task -> {
+    this.configuration = LastGoodConfiguration.activate(PID, "the health endpoint", config, HealthEndpoint::address);
+    synchronized (this) {
+      server = listen(configuration.current());
+    }
+  }
+
+  /** Moves to a valid new address, refuses an invalid one. */
+  @Modified
+  synchronized void modified(HealthConfiguration config) {
+    configuration.offer(config).ifPresent(address -> {
+      // the old port is given up first: a new address with the same port must be able to bind it
+      server.close();
+      server = listen(address);
+    });
+  }
+
+  private Server listen(InetSocketAddress address) {
+    HttpServer http;
+    try {
+      http = HttpServer.create(address, 16);
+    } catch (IOException e) {
+      throw new UncheckedIOException("health endpoint: cannot listen on " + address.getHostString() + ":"
+          + address.getPort() + " (" + e.getMessage() + "); set port and address of " + PID
+          + " to a free port on an address of this host", e);
+    }
+    ExecutorService thread = Executors.newSingleThreadExecutor(task -> {
       Thread t = new Thread(task, "nodelet-health-http");
       t.setDaemon(true);
       return t;
     });
-    server.setExecutor(thread);
-    server.createContext("/livez", exchange -> probe(exchange, "livez", LIVE_TAG));
-    server.createContext("/readyz", exchange -> probe(exchange, "readyz", READY_TAG));
-    server.createContext("/system/health", this::systemHealth);
-    server.createContext("/receipts", this::receipts);
-    server.createContext("/", exchange -> send(exchange, 404, "text/plain",
+    http.setExecutor(thread);
+    http.createContext("/livez", exchange -> probe(exchange, "livez", LIVE_TAG));
+    http.createContext("/readyz", exchange -> probe(exchange, "readyz", READY_TAG));
+    http.createContext("/system/health", this::systemHealth);
+    http.createContext("/receipts", this::receipts);
+    http.createContext("/", exchange -> send(exchange, 404, "text/plain",
         "not found: " + exchange.getRequestURI().getPath() + " (try /livez, /readyz, /system/health or /receipts)\n"));
-    server.start();
-    LOG.info("Health endpoint listening on http://{}:{} ({})", address.getHostString(), port(), PID);
+    http.start();
+    LOG.info("Health endpoint listening on http://{}:{} ({})", address.getHostString(),
+        http.getAddress().getPort(), PID);
+    return new Server(http, thread);
   }
 
   /** @throws IllegalArgumentException naming the key that is wrong */
   static InetSocketAddress address(HealthConfiguration config) {
     if (config.port() < 0 || config.port() > 65535) {
-      throw new IllegalArgumentException("Configuration " + PID + ": port must be 0..65535 (0 for a free one), was "
+      throw new IllegalArgumentException("port: must be between 0 and 65535 (0 for a free one), was "
           + config.port());
     }
     String host = config.address() == null || config.address().isBlank() ? "127.0.0.1" : config.address().trim();
     try {
       return new InetSocketAddress(InetAddress.getByName(host), config.port());
     } catch (UnknownHostException e) {
-      throw new IllegalArgumentException("Configuration " + PID + ": address is not an IP address or known host "
-          + "name: " + host, e);
+      throw new IllegalArgumentException("address: not an IP address or known host name: " + host, e);
     }
   }
 
   /** The port listened on. */
-  int port() {
-    return server.getAddress().getPort();
-  }
-
-  @Reference(name = "manager", service = ObjectManager.class, cardinality = ReferenceCardinality.MULTIPLE,
-      policy = ReferencePolicy.DYNAMIC)
-  void addManager(ObjectManager<?> manager) {
-    managers.add(manager);
-  }
-
-  void removeManager(ObjectManager<?> manager) {
-    managers.remove(manager);
+  synchronized int port() {
+    return server.http().getAddress().getPort();
   }
 
   @Deactivate
-  void deactivate() {
-    server.stop(0);
-    thread.shutdownNow();
-    try {
-      thread.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+  synchronized void deactivate() {
+    server.close();
     LOG.info("Health endpoint stopped");
   }
 

@@ -112,6 +112,8 @@ final class Http2Transport extends JettyHttpClientFactory {
       jetty.setMaxConnectionsPerDestination(MAX_CONNECTIONS);
       jetty.setMaxRequestsQueuedPerDestination(MAX_QUEUED_REQUESTS);
       jetty.setFollowRedirects(followRedirects);
+      // a quiet watch sends nothing for minutes: no idle timeout of Jetty's may end it (the server ends watches)
+      jetty.setIdleTimeout(0);
       if (connectTimeout != null) {
         jetty.setConnectTimeout(connectTimeout.toMillis());
       }

@@ -1,5 +1,6 @@
 package dev.nodelet.kube.internal;
 
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.internal.watch.Engine;
 import dev.nodelet.kube.watch.Reflectors;
@@ -57,7 +58,8 @@ public final class KubeComponent {
   private final UnaryOperator<String> environment;
   private final Supplier<String> hostName;
   private final KubeClientFactory factory;
-  private Optional<Connection> connection; // guarded by this
+  private final LastGoodConfiguration<KubeConfiguration, KubeSettings> configuration;
+  private Optional<Connection> connection = Optional.empty(); // guarded by this
 
   @Activate
   public KubeComponent(BundleContext context, @Reference KubeMetrics metrics, KubeConfiguration config) {
@@ -76,35 +78,23 @@ public final class KubeComponent {
     this.publisher = publisher;
     this.environment = environment;
     this.hostName = hostName;
-    Optional<Prepared> prepared;
-    try {
-      prepared = Optional.of(prepare(config));
-    } catch (InvalidSettingException e) {
-      LOG.error("Configuration {} is invalid, no KubernetesClient is registered: {}", PID, e.getMessage());
-      prepared = Optional.empty();
-    }
-    synchronized (this) {
-      connection = prepared.map(this::connect);
-    }
+    // with no valid configuration the component stays active and registers nothing until a valid one comes
+    this.configuration = LastGoodConfiguration.waiting(PID, "the Kubernetes client", this::validate);
+    modified(config);
   }
 
   /**
-   * A valid configuration replaces the client; an invalid one is refused and the client in service stays (or, if
-   * there is none, none is registered). Never throws.
+   * A valid configuration replaces the client (every valid one does: the kubeconfig file it names may have
+   * changed); an invalid one is refused and the client in service stays (or, if there is none, none is
+   * registered). Never throws.
    */
   @Modified
   synchronized void modified(KubeConfiguration config) {
-    Prepared next;
-    try {
-      next = prepare(config);
-    } catch (InvalidSettingException e) {
-      LOG.error("Configuration {} refused, {}: {}", PID, connection.map(c -> "the client of the last good "
-          + "configuration stays registered (" + c.settings() + ")").orElse("no KubernetesClient is registered"),
-          e.getMessage());
-      return;
-    }
-    connection.ifPresent(Connection::close);
-    connection = Optional.of(connect(next));
+    configuration.offer(config).ifPresent(settings -> {
+      KubernetesClient client = factory.create(settings);
+      connection.ifPresent(Connection::close);
+      connection = Optional.of(connect(settings, client));
+    });
   }
 
   @Deactivate
@@ -118,24 +108,24 @@ public final class KubeComponent {
     return connection.map(Connection::settings);
   }
 
-  /** Validated settings and a client built from them, not yet registered. */
-  private record Prepared(KubeSettings settings, KubernetesClient client) {
-  }
-
-  /** @throws InvalidSettingException naming the key that is wrong; nothing is left open then */
-  private Prepared prepare(KubeConfiguration config) {
+  /**
+   * Checks the settings and the kubeconfig they name, without network I/O and without opening anything.
+   *
+   * @throws InvalidSettingException naming the key that is wrong
+   */
+  private KubeSettings validate(KubeConfiguration config) {
     KubeSettings settings = KubeSettings.from(config, environment, hostName);
-    return new Prepared(settings, factory.create(settings));
+    factory.clientConfig(settings);
+    return settings;
   }
 
-  private Connection connect(Prepared prepared) {
-    KubeSettings settings = prepared.settings();
-    Engine reflectors = new Engine(prepared.client(), settings.watch());
+  private Connection connect(KubeSettings settings, KubernetesClient client) {
+    Engine reflectors = new Engine(client, settings.watch());
     NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, settings.nodeName());
-    Runnable unpublish = publisher.publish(prepared.client(), reflectors, identity, settings.nodeName());
+    Runnable unpublish = publisher.publish(client, reflectors, identity, settings.nodeName());
     identity.start();
     LOG.info("Kubernetes client registered: {}", settings);
-    return new Connection(settings, prepared.client(), reflectors, identity, unpublish);
+    return new Connection(settings, client, reflectors, identity, unpublish);
   }
 
   private static Publisher contextPublisher(BundleContext context) {

@@ -1,5 +1,8 @@
 package dev.nodelet.podsource.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.podsource.PodSource;
@@ -13,8 +16,6 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The pod source of this node: a whiteboard of {@link PodListener} services. New reflectors or node identity
@@ -28,39 +29,23 @@ public final class PodSourceComponent {
 
   public static final String PID = "dev.nodelet.podsource";
 
-  private static final Logger LOG = LoggerFactory.getLogger(PodSourceComponent.class);
-
+  private final LastGoodConfiguration<PodSourceConfiguration, Settings> configuration;
   private final PodSource source;
 
   @Activate
   public PodSourceComponent(@Reference Reflectors reflectors, @Reference NodeIdentity node,
       PodSourceConfiguration config) {
-    int threads;
-    try {
-      threads = threads(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} is invalid, the pod source does not start: {}", PID, e.getMessage());
-      throw e;
-    }
-    this.source = PodSource.builder(reflectors, node.nodeName()).listenerThreads(threads).build();
+    this.configuration = LastGoodConfiguration.activate(PID, "the pod source", config,
+        Settings::from);
+    this.source = PodSource.builder(reflectors, node.nodeName()).listenerThreads(configuration.current().listenerThreads())
+        .build();
     source.start();
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(PodSourceConfiguration config) {
-    int threads;
-    try {
-      threads = threads(config);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} refused, the pod source keeps its last good configuration (listener.threads={}): "
-          + "{}", PID, source.listenerThreads(), e.getMessage());
-      return;
-    }
-    if (threads != source.listenerThreads()) {
-      source.setListenerThreads(threads);
-      LOG.info("Pod source reconfigured: listener.threads={}", threads);
-    }
+    configuration.offer(config).ifPresent(next -> source.setListenerThreads(next.listenerThreads()));
   }
 
   /** The number of listener threads, for tests. */
@@ -68,16 +53,18 @@ public final class PodSourceComponent {
     return source.listenerThreads();
   }
 
-  private static int threads(PodSourceConfiguration config) {
-    int threads;
-    try {
-      threads = config.listener_threads();
-    } catch (RuntimeException e) {
-      // DS and the converter fail on the first read of a value they cannot convert
-      throw new IllegalArgumentException("listener.threads: not a whole number (" + e.getMessage() + ")");
+  /** A validated configuration. */
+  private record Settings(int listenerThreads) {
+
+    /** @throws IllegalArgumentException naming the key that is wrong and why */
+    static Settings from(PodSourceConfiguration config) {
+      return new Settings((int) within("listener.threads", config::listener_threads, 1, PodSource.MAX_THREADS, ""));
     }
-    PodSource.checkListenerThreads(threads);
-    return threads;
+
+    @Override
+    public String toString() {
+      return "listener.threads=" + listenerThreads;
+    }
   }
 
   @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

@@ -5,18 +5,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
+import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.podsource.RecordingListener;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
 /** The pod source's configuration: refused when invalid (the last good one stays), applied in place when valid. */
@@ -24,29 +24,17 @@ class PodSourceConfigurationTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30);
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @RegisterExtension
+  final ApiServerExtension api = new ApiServerExtension();
   private ReflectorEngine reflectors;
   private PodSourceComponent component;
   private final RecordingListener listener = new RecordingListener();
 
-  private final NodeIdentity node = new NodeIdentity() {
-    @Override
-    public String nodeName() {
-      return "node-a";
-    }
-
-    @Override
-    public Optional<String> nodeUid() {
-      return Optional.empty();
-    }
-  };
+  private final NodeIdentity node = FixedNodeIdentity.named("node-a");
 
   @BeforeEach
   void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-    reflectors = ReflectorEngine.builder(client).build();
+    reflectors = ReflectorEngine.builder(api.client()).build();
   }
 
   @AfterEach
@@ -55,8 +43,6 @@ class PodSourceConfigurationTest {
       component.deactivate();
     }
     reflectors.close();
-    client.close();
-    server.close();
   }
 
   private static PodSourceConfiguration config(Map<String, Object> properties) {
@@ -64,16 +50,18 @@ class PodSourceConfigurationTest {
   }
 
   private void put(String name) {
-    client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withNamespace("ns").withName(name)
+    api.client().pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withNamespace("ns").withName(name)
         .addToLabels("v", "1").endMetadata().withNewSpec().withNodeName("node-a").endSpec().build()).create();
   }
 
   @Test
   void anInvalidValueAtActivationFailsItNamingTheKey() {
     assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 0))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at least 1, was 0");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("listener.threads: must be between 1 and 64, was 0");
     assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 1000))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("listener.threads must be at most 64, was 1000");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("listener.threads: must be between 1 and 64, was 1000");
     assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", "two"))))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("listener.threads: not a whole number");
   }
@@ -112,7 +100,7 @@ class PodSourceConfigurationTest {
     component.removeListener(listener);
     component.deactivate();
     component = null;
-    await().atMost(WAIT).until(() -> server.openWatches("pods", "spec.nodeName=node-a") == 0
+    await().atMost(WAIT).until(() -> api.server().openWatches("pods", "spec.nodeName=node-a") == 0
         && Thread.getAllStackTraces().keySet().stream()
             .noneMatch(t -> t.getName().startsWith("nodelet-podsource-") && t.isAlive()));
   }

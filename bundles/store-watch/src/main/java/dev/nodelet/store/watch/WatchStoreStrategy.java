@@ -7,6 +7,7 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.DiskStore;
 import dev.nodelet.persistence.Persistence;
+import dev.nodelet.store.watch.internal.WatchBudget;
 import dev.nodelet.store.watch.internal.WatchMetrics;
 import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
@@ -15,10 +16,13 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The {@code watch} strategy: each referenced object has its own list+watch (field selector
@@ -35,9 +39,35 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Given a {@link Persistence} directory ({@link Builder#persistence}), its stores keep the objects and references
  * on disk and start with those a previous run stored, so that a node restarted without its API server still serves
  * them; see {@code WatchObjectStore}. The directory stays the caller's to close.
+ *
+ * <p>With a watch budget ({@link Builder#maxWatches}), at most that many objects of all its stores hold a watch.
+ * The others are polled: served by GETs with the {@code ttl} strategy's rules (fetched again once the copy is older
+ * than the time-to-live, {@link Builder#polledTtl} or the node's {@value #TTL_ANNOTATION} annotation). An object
+ * starts polled when the budget is spent; a polled object read again sooner than the least recently used watched
+ * object was takes that one's watch. Immutable objects hold no watch once seen immutable. Without a budget, every
+ * referenced object is watched.
  */
 public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
 
+  /**
+   * The node annotation whose whole seconds, when given a source of the node's annotations
+   * ({@link Builder#nodeAnnotations}), replace the time-to-live of polled objects, as for the {@code ttl} strategy.
+   *
+   * @since 1.3
+   */
+  public static final String TTL_ANNOTATION = "node.alpha.kubernetes.io/ttl";
+
+  /**
+   * The largest watch budget, {@value}.
+   *
+   * @since 1.3
+   */
+  public static final int MAX_WATCHES = WatchBudget.MAX;
+
+  /** The longest time-to-live of polled objects: a year, as for the {@code ttl} strategy. */
+  private static final Duration MAX_TTL = Duration.ofDays(365);
+
+  private final WatchBudget budget;
   /** The retry delays of the engine the strategy builds: 250 ms doubling to 2 s, with jitter. */
   private static final Duration RETRY_INITIAL = Duration.ofMillis(250);
   private static final Duration RETRY_MAX = Duration.ofSeconds(2);
@@ -67,7 +97,9 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
       this.reflectors = ownEngine;
     }
     this.clock = builder.clock;
-    this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval);
+    this.budget = new WatchBudget(builder.maxWatches);
+    this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval, budget,
+        polledTtl(builder.polledTtl, builder.nodeAnnotations));
     this.metrics = builder.metrics.instruments();
     this.persistence = builder.persistence;
     this.restoredGrace = builder.restoredGrace;
@@ -77,6 +109,47 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
       return thread;
     });
     this.timer.setRemoveOnCancelPolicy(true);
+  }
+
+  /** The node's annotation in whole seconds when it parses (negative means 0), else the default; a year at most. */
+  private static Supplier<Duration> polledTtl(Duration defaultTtl,
+      Optional<Function<String, Optional<String>>> annotations) {
+    if (annotations.isEmpty()) {
+      return () -> defaultTtl;
+    }
+    Function<String, Optional<String>> annotation = annotations.get();
+    return () -> annotation.apply(TTL_ANNOTATION).flatMap(WatchStoreStrategy::seconds).orElse(defaultTtl);
+  }
+
+  private static Optional<Duration> seconds(String value) {
+    try {
+      long seconds = Long.parseLong(value.trim());
+      return Optional.of(seconds <= 0 ? Duration.ZERO : Duration.ofSeconds(Math.min(seconds, MAX_TTL.getSeconds())));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Changes the watch budget of the stores open and to come: a lower one ends the watches of the least recently
+   * used objects beyond it (they are polled from then on); a higher one or none moves polled objects back to
+   * watches, the most recently used first.
+   *
+   * @param maxWatches the most objects holding a watch at once; 0 for no budget
+   * @throws IllegalArgumentException if it is negative or above {@link #MAX_WATCHES}
+   * @since 1.3
+   */
+  public void maxWatches(int maxWatches) {
+    budget.resize(maxWatches).forEach(Runnable::run);
+    openStores.forEach(WatchObjectStore::fillBudget);
+  }
+
+  /**
+   * @return the watch budget in force; 0 for none
+   * @since 1.3
+   */
+  public int maxWatches() {
+    return budget.max();
   }
 
   /**
@@ -102,6 +175,8 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     openStores.add(store);
     store.onClose(() -> {
       openStores.remove(store);
+      // the slots it held go to the polled objects of the stores that replace it
+      openStores.forEach(WatchObjectStore::fillBudget);
       if (retiring && openStores.isEmpty()) {
         close();
       }
@@ -172,6 +247,9 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     private WatchStoreMetrics metrics = new WatchStoreMetrics();
     private Persistence persistence;
     private Duration restoredGrace = Duration.ofMinutes(1);
+    private int maxWatches;
+    private Duration polledTtl = WatchSettings.DEFAULT_POLLED_TTL;
+    private Optional<Function<String, Optional<String>>> nodeAnnotations = Optional.empty();
     private Reflectors reflectors;
 
     private Builder(KubernetesClient client) {
@@ -280,6 +358,54 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      */
     public Builder restoredReferenceGrace(Duration grace) {
       this.restoredGrace = positive("restoredReferenceGrace", grace);
+      return this;
+    }
+
+    /**
+     * A watch budget: at most this many objects of the strategy's stores hold a watch at once; the others are
+     * served by GETs with a time-to-live (see the class comment).
+     *
+     * @param maxWatches 1 to {@link #MAX_WATCHES}, or 0 for no budget (the default: every object is watched)
+     * @return this builder
+     * @since 1.3
+     */
+    public Builder maxWatches(int maxWatches) {
+      if (maxWatches < 0 || maxWatches > MAX_WATCHES) {
+        throw new IllegalArgumentException("maxWatches must be between 0 (no budget) and " + MAX_WATCHES + ", was "
+            + maxWatches);
+      }
+      this.maxWatches = maxWatches;
+      return this;
+    }
+
+    /**
+     * How long the copy of an object polled under the watch budget is served before a get fetches it again, unless
+     * the node's annotation says otherwise ({@link #nodeAnnotations}).
+     *
+     * @param ttl zero (fetch on every get) to a year; 1 minute by default
+     * @return this builder
+     * @since 1.3
+     */
+    public Builder polledTtl(Duration ttl) {
+      Objects.requireNonNull(ttl, "polledTtl");
+      if (ttl.isNegative() || ttl.compareTo(MAX_TTL) > 0) {
+        throw new IllegalArgumentException("polledTtl must be between 0 and " + MAX_TTL + ", was " + ttl);
+      }
+      this.polledTtl = ttl;
+      return this;
+    }
+
+    /**
+     * The node's {@value #TTL_ANNOTATION} annotation, read from this source on every get of a polled object whose
+     * copy may be stale, replaces {@link #polledTtl} when it parses.
+     *
+     * @param nodeAnnotations the node's annotation of a key, as last seen; must not block (in OSGi,
+     *     {@code NodeIdentity::nodeAnnotation})
+     * @return this builder
+     * @since 1.3
+     */
+    public Builder nodeAnnotations(Function<String, Optional<String>> nodeAnnotations) {
+      this.nodeAnnotations = Optional.of(Objects.requireNonNull(nodeAnnotations, "nodeAnnotations"));
       return this;
     }
 

@@ -45,7 +45,7 @@ public final class ManagerInstruments {
       .build();
   private final GaugeWithCallback objects = GaugeWithCallback.builder().name("nodelet_manager_objects")
       .help("Objects that registered pods reference, by the strategy whose store keeps them and what the store does"
-          + " about them: running (watched or kept fresh), idle, stopped, immutable, from_disk (the copy a previous run stored, not confirmed by the API server yet; also objects that only pods of that run reference), or unknown.")
+          + " about them: running (watched or kept fresh), idle, stopped, immutable, from_disk (the copy a previous run stored, not confirmed by the API server yet; also objects that only pods of that run reference), polled (beyond the watch budget: served by GETs with a time-to-live), or unknown.")
       .labelNames("resource", "strategy", "state")
       .callback(callback -> managers.forEach(m -> objectCounts(m).forEach((key, count) ->
           callback.call(count, m.type().plural(), key.strategy(), key.state()))))

@@ -1,5 +1,8 @@
 package dev.nodelet.dra.claims.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
+import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimManager;
@@ -12,26 +15,32 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The claim manager as a DS component: a {@link PodListener} of the pod source, fed with every {@link DraDriver}
- * service (dynamic, greedy), and the {@link ClaimStatus} service. A new configuration re-activates it; the
- * checkpoint carries the prepared claims across.
+ * service (dynamic, greedy), and the {@link ClaimStatus} service. A valid new configuration replaces the claim
+ * manager in place: the checkpoint carries the prepared claims across, and the new manager is given the pods and
+ * drivers the component holds; an invalid one is refused naming the key and the last good one stays.
  */
 @Component(service = {PodListener.class, ClaimStatus.class, MultiCollector.class},
     configurationPid = ClaimsComponent.PID,
@@ -41,10 +50,56 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
   public static final String PID = "dev.nodelet.dra.claims";
 
-  private static final Logger LOG = LoggerFactory.getLogger(ClaimsComponent.class);
+  /** The longest period or delay: a day. */
+  static final long MAX_MILLIS = 24L * 60 * 60 * 1000;
 
-  private final ClaimManager manager;
+  /** A validated configuration. */
+  record Settings(Path stateDirectory, Duration sweepPeriod, Duration retryInitial, Duration retryMax,
+      Duration healthRetry) {
+
+    /** @throws IllegalArgumentException naming the key that is wrong and why */
+    static Settings from(ClaimsConfiguration config) {
+      String directory = config.state_directory() == null ? "" : config.state_directory().strip();
+      if (directory.isEmpty()) {
+        throw new IllegalArgumentException("state.directory: must not be empty");
+      }
+      Path path;
+      try {
+        path = Path.of(directory);
+      } catch (InvalidPathException e) {
+        throw new IllegalArgumentException("state.directory: not a path (" + e.getMessage() + ")");
+      }
+      long initial = within("retry.initial.millis", config::retry_initial_millis, 1, MAX_MILLIS, "milliseconds");
+      long max = within("retry.max.millis", config::retry_max_millis, 1, MAX_MILLIS, "milliseconds");
+      if (max < initial) {
+        throw new IllegalArgumentException("retry.max.millis: must be at least retry.initial.millis (" + initial
+            + "), was " + max);
+      }
+      return new Settings(path,
+          Duration.ofSeconds(within("sweep.period.seconds", config::sweep_period_seconds, 1, MAX_MILLIS / 1000,
+              "seconds")),
+          Duration.ofMillis(initial), Duration.ofMillis(max),
+          Duration.ofMillis(within("health.retry.millis", config::health_retry_millis, 1, MAX_MILLIS,
+              "milliseconds")));
+    }
+
+    @Override
+    public String toString() {
+      return "state.directory=" + stateDirectory + ", sweep.period.seconds=" + sweepPeriod.getSeconds()
+          + ", retry.initial.millis=" + retryInitial.toMillis() + ", retry.max.millis=" + retryMax.toMillis()
+          + ", health.retry.millis=" + healthRetry.toMillis();
+    }
+  }
+
+  private final KubernetesClient client;
+  private final String nodeName;
+  private final LastGoodConfiguration<ClaimsConfiguration, Settings> configuration;
   private final ClaimsMetrics metrics = new ClaimsMetrics(this);
+  private final Object lock = new Object();
+  // what the pod source and the driver services gave, for a manager built after a configuration change
+  private final Map<String, Pod> pods = new LinkedHashMap<>(); // by namespace/name, guarded by lock
+  private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
+  private volatile ClaimManager manager; // written under lock
 
   /**
    * @throws IllegalArgumentException if the configuration is invalid, naming the key
@@ -55,38 +110,78 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
       KubernetesClient client,
       @Reference(name = "nodeIdentity") NodeIdentity identity,
       ClaimsConfiguration config) {
-    try {
-      manager = ClaimManager.builder(client, identity.nodeName())
-          .stateDirectory(Path.of(config.state_directory()))
-          .sweepPeriod(Duration.ofSeconds(config.sweep_period_seconds()))
-          .retry(Duration.ofMillis(config.retry_initial_millis()), Duration.ofMillis(config.retry_max_millis()))
-          .healthRetry(Duration.ofMillis(config.health_retry_millis()))
-          .build();
-    } catch (RuntimeException e) {
-      LOG.error("Configuration {} is invalid, DRA claims are not prepared: {}", PID, e.getMessage());
-      throw new IllegalArgumentException(PID + ": " + e.getMessage(), e);
+    this.client = client;
+    this.nodeName = identity.nodeName();
+    this.configuration = LastGoodConfiguration.activate(PID, "the DRA claim manager", config, Settings::from);
+    synchronized (lock) {
+      manager = start(configuration.current());
     }
-    manager.start();
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  @Modified
+  void modified(ClaimsConfiguration config) {
+    synchronized (lock) {
+      configuration.offer(config).ifPresent(next -> {
+        // one manager at a time owns the checkpoint: the old one stops before the new one loads it
+        manager.close();
+        manager = start(next);
+        drivers.forEach(manager::addDriver);
+        pods.values().forEach(manager::podUpdated);
+      });
+    }
+  }
+
+  private ClaimManager start(Settings settings) {
+    ClaimManager started = ClaimManager.builder(client, nodeName)
+        .stateDirectory(settings.stateDirectory())
+        .sweepPeriod(settings.sweepPeriod())
+        .retry(settings.retryInitial(), settings.retryMax())
+        .healthRetry(settings.healthRetry())
+        .build();
+    started.start();
+    return started;
+  }
+
+  /** The configuration in force, for tests. */
+  Settings settings() {
+    return configuration.current();
   }
 
   @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
       policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
   void addDriver(DraDriver driver) {
-    manager.addDriver(driver);
+    synchronized (lock) {
+      drivers.add(driver);
+      manager.addDriver(driver);
+    }
   }
 
   void removeDriver(DraDriver driver) {
-    manager.removeDriver(driver);
+    synchronized (lock) {
+      drivers.remove(driver);
+      manager.removeDriver(driver);
+    }
   }
 
   @Override
   public void registerPod(Pod pod) {
-    manager.podUpdated(pod);
+    synchronized (lock) {
+      pods.put(key(pod), pod);
+      manager.podUpdated(pod);
+    }
   }
 
   @Override
   public void unregisterPod(Pod pod) {
-    manager.podRemoved(pod);
+    synchronized (lock) {
+      pods.remove(key(pod));
+      manager.podRemoved(pod);
+    }
+  }
+
+  private static String key(Pod pod) {
+    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
   }
 
   @Override
@@ -116,6 +211,10 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
   @Deactivate
   void deactivate() {
-    manager.close();
+    synchronized (lock) {
+      manager.close();
+      pods.clear();
+      drivers.clear();
+    }
   }
 }

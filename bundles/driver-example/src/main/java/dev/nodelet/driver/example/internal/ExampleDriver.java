@@ -1,5 +1,6 @@
 package dev.nodelet.driver.example.internal;
 
+import dev.nodelet.configuration.ConfigurationValues;
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DraDriver;
@@ -166,16 +167,7 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
       throw new IllegalArgumentException("driver.name: cannot change from \"" + driverName + "\" to \""
           + config.driver_name() + "\"; create a new configuration instead");
     }
-    int count;
-    try {
-      count = config.device_count();
-    } catch (RuntimeException e) {
-      // DS and the converter fail on the first read of a value they cannot convert
-      throw new IllegalArgumentException("device.count: not a whole number (" + e.getMessage() + ")");
-    }
-    if (count < 0 || count > MAX_DEVICES) {
-      throw new IllegalArgumentException("device.count: must be between 0 and " + MAX_DEVICES + ", was " + count);
-    }
+    int count = (int) ConfigurationValues.within("device.count", config::device_count, 0, MAX_DEVICES, "");
     if (config.pool() == null || config.pool().isBlank()) {
       throw new IllegalArgumentException("pool: must not be empty");
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.runtime.NodeResources;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
@@ -20,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.osgi.util.converter.Converters;
 
@@ -74,21 +76,9 @@ class ExampleDriverTest {
   @Test
   void aSubscriptionGetsTheCurrentSnapshotAndNoMoreAfterClose() {
     ExampleDriver driver = new ExampleDriver(config(Map.of()));
-    List<List<Pool>> received = new java.util.concurrent.CopyOnWriteArrayList<>();
-    var subscription = driver.subscribe(new dev.nodelet.dra.SnapshotListener() {
-      @Override
-      public void onSnapshot(List<Pool> pools) {
-        received.add(pools);
-      }
-
-      @Override
-      public void onError(Throwable cause, boolean retryable) {
-      }
-
-      @Override
-      public void onCompleted() {
-      }
-    });
+    Recording recording = new Recording();
+    var subscription = driver.subscribe(recording);
+    List<List<Pool>> received = recording.snapshots;
     assertThat(received).singleElement().satisfies(p -> assertThat(p.get(0).devices()).hasSize(3));
     subscription.close();
     driver.modified(config(Map.of("device.count", 1)));
@@ -129,21 +119,9 @@ class ExampleDriverTest {
   @Test
   void badChangesAreRefusedAndTheLastGoodSnapshotStays() {
     ExampleDriver driver = new ExampleDriver(config(Map.of()));
-    List<List<Pool>> received = new java.util.concurrent.CopyOnWriteArrayList<>();
-    driver.subscribe(new dev.nodelet.dra.SnapshotListener() {
-      @Override
-      public void onSnapshot(List<Pool> pools) {
-        received.add(pools);
-      }
-
-      @Override
-      public void onError(Throwable cause, boolean retryable) {
-      }
-
-      @Override
-      public void onCompleted() {
-      }
-    });
+    Recording recording = new Recording();
+    driver.subscribe(recording);
+    List<List<Pool>> received = recording.snapshots;
     List<Pool> first = received.get(0);
     for (Map<String, Object> bad : List.<Map<String, Object>>of(
         Map.of("driver.name", "other.example.com"), Map.of("device.count", 1_000_000),
@@ -212,5 +190,23 @@ class ExampleDriverTest {
         .attributes())).containsOnlyKeys("a", "b", "c");
     assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", "model=xyz,gen"))))
         .hasMessage("attributes: entry \"gen\" is not name=value");
+  }
+
+  /** Records the snapshots of a subscription. */
+  private static final class Recording implements SnapshotListener {
+    final List<List<Pool>> snapshots = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onSnapshot(List<Pool> pools) {
+      snapshots.add(pools);
+    }
+
+    @Override
+    public void onError(Throwable cause, boolean retryable) {
+    }
+
+    @Override
+    public void onCompleted() {
+    }
   }
 }

@@ -1,5 +1,7 @@
 package dev.nodelet.store.ttl.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
 import dev.nodelet.persistence.PersistenceConfig;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import java.util.Optional;
@@ -20,17 +22,7 @@ record TtlSettings(long defaultTtlSeconds, boolean useNodeAnnotation, Optional<P
    * @throws IllegalArgumentException naming the key that is wrong and why
    */
   static TtlSettings from(TtlStrategyConfiguration config) {
-    long ttl;
-    try {
-      ttl = config.default_ttl_seconds();
-    } catch (RuntimeException e) {
-      // DS and the converter fail on the first read of a value they cannot convert
-      throw new IllegalArgumentException(DEFAULT_TTL + ": not a whole number of seconds (" + e.getMessage() + ")");
-    }
-    if (ttl < 0 || ttl > MAX_TTL_SECONDS) {
-      throw new IllegalArgumentException(DEFAULT_TTL + ": must be between 0 and " + MAX_TTL_SECONDS
-          + " seconds, was " + ttl);
-    }
+    long ttl = within(DEFAULT_TTL, config::default_ttl_seconds, 0, MAX_TTL_SECONDS, "seconds");
     return new TtlSettings(ttl, config.use_node_ttl_annotation(), PersistenceConfig.from(config.persistence_dir(),
         config.persistence_key_file(), config.persistence_encrypt_configmaps(), config::persistence_max_bytes,
         config::persistence_restored_grace_seconds));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ObjectState;
@@ -30,7 +31,6 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -211,17 +211,7 @@ class TtlPersistenceTest {
     return Converters.standardConverter().convert(properties).to(TtlStrategyConfiguration.class);
   }
 
-  private final NodeIdentity node = new NodeIdentity() {
-    @Override
-    public String nodeName() {
-      return NODE;
-    }
-
-    @Override
-    public Optional<String> nodeUid() {
-      return Optional.empty();
-    }
-  };
+  private final NodeIdentity node = FixedNodeIdentity.named(NODE);
 
   @Test
   void aDirectoryWithoutAKeyFileOrWithAKeyFileOpenToOthersIsRefusedNamingTheKey() throws IOException {

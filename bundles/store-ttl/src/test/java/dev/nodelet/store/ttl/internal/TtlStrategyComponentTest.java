@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.cache.core.SwitchableObjectManager;
@@ -36,17 +37,7 @@ class TtlStrategyComponentTest {
   final ApiServerExtension api = new ApiServerExtension();
   private TtlStrategyComponent component;
 
-  private final NodeIdentity node = new NodeIdentity() {
-    @Override
-    public String nodeName() {
-      return "node-1";
-    }
-
-    @Override
-    public Optional<String> nodeUid() {
-      return Optional.empty();
-    }
-  };
+  private final NodeIdentity node = FixedNodeIdentity.named("node-1");
 
   @BeforeEach
   void start() {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
@@ -17,7 +18,6 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -126,22 +126,7 @@ class TtlStrategyTest {
   @Test
   void theComponentTakesTheTtlFromNodeIdentityAndWatchesNothing() {
     Map<String, String> annotations = new ConcurrentHashMap<>(Map.of(TtlStoreStrategy.TTL_ANNOTATION, "0"));
-    NodeIdentity node = new NodeIdentity() {
-      @Override
-      public String nodeName() {
-        return "node-1";
-      }
-
-      @Override
-      public Optional<String> nodeUid() {
-        return Optional.empty();
-      }
-
-      @Override
-      public Optional<String> nodeAnnotation(String key) {
-        return Optional.ofNullable(annotations.get(key));
-      }
-    };
+    NodeIdentity node = FixedNodeIdentity.named("node-1").withAnnotations(annotations);
     // the component runs on the system clock: an hour is fresh, 0 never is
     TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, Converters.standardConverter()
         .convert(Map.of("default.ttl.seconds", 3600)).to(TtlStrategyConfiguration.class));

@@ -52,6 +52,10 @@ final class WatchItem<T extends HasMetadata> {
   volatile Snapshot<T> snapshot;
   /** The last access, in the store's coarse clock (milliseconds). */
   volatile long lastAccess;
+  /** The last time a pod referenced it, in the store's coarse clock; with {@link #lastAccess}, its last use. */
+  volatile long referenced;
+  /** Set while the watch budget serves it by GETs instead of a watch ({@link WatchBudget}). */
+  volatile Polled polled;
 
   // guarded by this
   private int run;
@@ -62,6 +66,8 @@ final class WatchItem<T extends HasMetadata> {
   private Throwable lastError;
   private T immutableCopy;
   private boolean verify;
+  /** Whether the running cycle has delivered the object: only then did its watch keep the copy current. */
+  private boolean delivered;
 
   /**
    * @param namespace the object's namespace
@@ -84,16 +90,35 @@ final class WatchItem<T extends HasMetadata> {
   }
 
   /**
-   * Starts a new list+watch cycle unless one runs or an immutable copy makes it unneeded.
+   * The fetches of a polled item, guarded by itself: holding it also serialises the gets that fetch, as the TTL
+   * store does.
+   */
+  static final class Polled {
+    /** When the copy was last fetched (or last kept current by the watch), in clock millis; -1 if it never was. */
+    long fetched = -1;
+    /** The previous get while polled, in the store's coarse clock as {@link #lastUsed()}; -1 if none. */
+    long lastRead = -1;
+    /** The last failure of a fetch, until one succeeds; read without the lock by staleness reports. */
+    volatile Throwable lastError;
+  }
+
+  /** The last use by a get or a reference, for the watch budget's least-recently-used order. */
+  long lastUsed() {
+    return Math.max(lastAccess, referenced);
+  }
+
+  /**
+   * Starts a new list+watch cycle unless one runs, the item is polled or an immutable copy makes it unneeded.
    *
    * @return the run number to start, or 0 if nothing is to start
    */
   synchronized int start() {
-    if (running || immutableCopy != null) {
+    if (running || polled != null || immutableCopy != null) {
       return 0;
     }
     running = true;
     resourceVersion = null;
+    delivered = false;
     return ++run;
   }
 
@@ -106,6 +131,7 @@ final class WatchItem<T extends HasMetadata> {
     resourceVersion = object.getMetadata().getResourceVersion();
     snapshot = new Snapshot<>(object, true, true);
     running = true;
+    delivered = false;
     return ++run;
   }
 
@@ -115,6 +141,11 @@ final class WatchItem<T extends HasMetadata> {
    * @return false if it was stopped already
    */
   synchronized boolean stop() {
+    if (polled != null) {
+      polled = null;
+      snapshot = null;
+      return true;
+    }
     if (!running) {
       return false;
     }
@@ -139,6 +170,7 @@ final class WatchItem<T extends HasMetadata> {
       resourceVersion = version;
     }
     lastError = null;
+    delivered = true;
     snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
     return true;
   }
@@ -201,6 +233,81 @@ final class WatchItem<T extends HasMetadata> {
         && now - lastAccess > maxIdleMillis && stop();
   }
 
+  /**
+   * Ends the watch cycle and serves the object by GETs: the copy stays, no longer served without a look at its age
+   * (current now if the watch delivered it and is up; otherwise the next get fetches it). The caller closes the watch
+   * ({@link #takeReflector()}).
+   *
+   * @param now the clock's millis
+   * @return false if the item is not running (stopped, polled or immutable)
+   */
+  synchronized boolean demote(long now) {
+    if (!running || immutableCopy != null) {
+      return false;
+    }
+    running = false;
+    run++;
+    Polled next = new Polled();
+    Snapshot<T> current = snapshot;
+    if (current != null) {
+      if (delivered && lastError == null && !current.fromDisk()) {
+        next.fetched = now;
+      }
+      snapshot = new Snapshot<>(current.object(), false, current.fromDisk());
+    }
+    polled = next;
+    return true;
+  }
+
+  /**
+   * Ends polling for a watch that the caller starts ({@link #start()}): the copy is served until the list replaces
+   * it.
+   *
+   * @return false if the item is not polled (any more)
+   */
+  synchronized boolean unpoll() {
+    if (polled == null) {
+      return false;
+    }
+    polled = null;
+    Snapshot<T> current = snapshot;
+    if (current != null) {
+      snapshot = new Snapshot<>(current.object(), current.object() != null && !immutable.test(current.object()),
+          current.fromDisk());
+    }
+    return true;
+  }
+
+  /**
+   * Installs what a fetch of a polled item found (null: no such object): a copy of an older resourceVersion than
+   * the one held is ignored and stays stale, as in the TTL store.
+   *
+   * @return false if the item is no longer polled by {@code by} or the copy was older
+   */
+  synchronized boolean fetched(Polled by, T object, long now) {
+    if (polled != by) {
+      return false;
+    }
+    Snapshot<T> current = snapshot;
+    if (object != null && current != null && !current.fromDisk() && current.object() != null
+        && version(object) < version(current.object())) {
+      return false;
+    }
+    snapshot = new Snapshot<>(object, false);
+    by.fetched = now;
+    by.lastError = null;
+    return true;
+  }
+
+  /** As the API server's versioner; an unparseable version counts as 0, like the kubelet's ignored error. */
+  private static long version(HasMetadata object) {
+    try {
+      return Long.parseLong(object.getMetadata().getResourceVersion());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
   /** Why the copy served may be out of date, if it may; {@code storeClosed} as for {@link #state}. */
   synchronized Optional<String> staleness(boolean storeClosed) {
     if (immutableCopy != null) {
@@ -226,6 +333,9 @@ final class WatchItem<T extends HasMetadata> {
     if (immutableCopy != null) {
       return ObjectState.IMMUTABLE;
     }
+    if (polled != null) {
+      return ObjectState.POLLED;
+    }
     if (running) {
       return ObjectState.RUNNING;
     }
@@ -243,6 +353,7 @@ final class WatchItem<T extends HasMetadata> {
     }
     immutableCopy = object;
     running = false;
+    polled = null;
     run++;
     snapshot = new Snapshot<>(object, true);
     return true;

@@ -34,11 +34,29 @@ public final class WatchMetrics {
       .help("Objects of the watch stores whose watch is up: one reflector each, its last request not failed.").labelNames("resource")
       .callback(callback -> stores.forEach(store -> callback.call(store.openWatches(), store.resource())))
       .build();
+  private final GaugeWithCallback objects = GaugeWithCallback.builder().name("nodelet_store_watch_objects")
+      .help("Objects of the watch stores by how they are kept: watched (a watch is open) or polled (the watch "
+          + "budget, max.watches, is spent: served by GETs with a time-to-live).").labelNames("resource", "state")
+      .callback(callback -> stores.forEach(store -> {
+        callback.call(store.openWatches(), store.resource(), "watched");
+        callback.call(store.polledObjects(), store.resource(), "polled");
+      })).build();
+  private final Counter polls = Counter.builder().name("nodelet_store_watch_polled_fetches_total")
+      .help("GETs of polled objects (beyond the watch budget) whose copy was older than the time-to-live.")
+      .labelNames("resource").withoutExemplars().build();
+  private final Counter pollFailures = Counter.builder().name("nodelet_store_watch_polled_fetch_failures_total")
+      .help("GETs of polled objects that failed; the copy held, if any, is served stale.").labelNames("resource")
+      .withoutExemplars().build();
+  private final Counter moves = Counter.builder().name("nodelet_store_watch_budget_moves_total")
+      .help("Objects moved by the watch budget: to=polled (no room, or its watch went to a more recently used "
+          + "object), to=watched (read again soon, or room freed).").labelNames("resource", "to")
+      .withoutExemplars().build();
 
   /** @return the current values */
   public MetricSnapshots collect() {
     return MetricSnapshots.of(syncs.collect(), syncFailures.collect(), relists.collect(), restarts.collect(),
-        propagation.collect(), watches.collect());
+        propagation.collect(), watches.collect(), objects.collect(), polls.collect(), pollFailures.collect(),
+        moves.collect());
   }
 
   /** The data points of one store, looked up once. */
@@ -47,6 +65,10 @@ public final class WatchMetrics {
     final CounterDataPoint syncFailed;
     final CounterDataPoint relisted;
     final CounterDataPoint restarted;
+    final CounterDataPoint polled;
+    final CounterDataPoint pollFailed;
+    final CounterDataPoint toPolled;
+    final CounterDataPoint toWatched;
     private final DistributionDataPoint delay;
 
     private Recorder(String resource) {
@@ -54,6 +76,10 @@ public final class WatchMetrics {
       syncFailed = syncFailures.labelValues(resource);
       relisted = relists.labelValues(resource);
       restarted = restarts.labelValues(resource);
+      polled = polls.labelValues(resource);
+      pollFailed = pollFailures.labelValues(resource);
+      toPolled = moves.labelValues(resource, "polled");
+      toWatched = moves.labelValues(resource, "watched");
       delay = propagation.labelValues(resource);
     }
 

@@ -15,10 +15,12 @@ import dev.nodelet.kube.watch.ReflectorListener;
 import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,6 +55,10 @@ import org.slf4j.LoggerFactory;
  * event or bookmark confirms or replaces the copy, a 410 lists again. The references read back count for their pods
  * until the pods register again; once the API server has answered, those that do not within the restored-reference
  * grace period are dropped, with the objects only they referenced.
+ *
+ * <p>The strategy's {@link WatchBudget} decides which items hold a watch. One without a slot is polled: a get serves
+ * its copy while younger than the time-to-live and GETs it otherwise, as the TTL store does, and a polled item read
+ * again may take the slot of a colder one. Restored items ask for a slot too.
  */
 public final class WatchObjectStore<T extends HasMetadata> implements ObjectStore<T> {
 
@@ -146,7 +152,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
         item.snapshot = new WatchItem.Snapshot<>(object, true, true);
         start(item); // nothing to resume from: a fresh sync confirms or replaces the copy
       } else {
-        open(item, item.restore(object), object);
+        int run = item.restore(object);
+        if (admit(item)) {
+          open(item, run, object);
+        }
       }
     }
     if (!stored.isEmpty()) {
@@ -208,6 +217,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (!item.restoredPods.remove(podUid)) {
       item.references.merge(podUid, 1, Integer::sum);
     }
+    item.referenced = now;
     disk.addReference(namespace, name, podUid);
   }
 
@@ -233,6 +243,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private void drop(WatchItem<T> item) {
     item.stop();
     close(item.takeReflector());
+    settings.budget().release(item);
     Map<String, WatchItem<T>> names = items.get(item.namespace);
     if (names != null) {
       names.remove(item.name);
@@ -263,6 +274,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (!stopped) {
       start(item);
     }
+    WatchItem.Polled polled = item.polled;
+    if (polled != null) {
+      return polledGet(item, polled);
+    }
     verifyImmutableCopy(item);
     T object = awaitSync(item).object();
     if (object == null) {
@@ -278,6 +293,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     if (type.isImmutable(object) && item.makeImmutable(object)) {
       close(item.takeReflector());
+      settings.budget().release(item);
       LOG.debug("Stopped watching {} {}/{}: the object is immutable", type, item.namespace, item.name);
     }
     return object;
@@ -343,8 +359,146 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   private void start(WatchItem<T> item) {
     int run = item.start();
-    if (run != 0) {
+    if (run != 0 && admit(item)) {
       open(item, run, null);
+    }
+  }
+
+  /** Takes a watch slot for an item that started; without room, it is served by GETs (polled) instead. */
+  private boolean admit(WatchItem<T> item) {
+    if (settings.budget().admit(item, () -> demote(item))) {
+      return true;
+    }
+    if (item.demote(clock.millis())) {
+      recorder.toPolled.inc();
+      close(item.takeReflector());
+    }
+    return false;
+  }
+
+  /** Ends the watch of an item that gave its slot to another: GETs serve it from now on. */
+  private void demote(WatchItem<T> item) {
+    if (item.demote(clock.millis())) {
+      recorder.toPolled.inc();
+      close(item.takeReflector());
+      LOG.debug("Polling {} {}/{}: its watch went to a more recently used object", type, item.namespace, item.name);
+    }
+  }
+
+  /**
+   * A get of a polled item: the TTL store's rules (fetched again once the copy is older than the time-to-live; a
+   * failed fetch serves the copy held, stale), then a move back to a watch if the item proves hot.
+   */
+  private T polledGet(WatchItem<T> item, WatchItem.Polled polled) {
+    long previousRead;
+    WatchItem.Snapshot<T> snapshot;
+    synchronized (polled) {
+      if (stopped) {
+        throw new CacheSyncException(type.plural(), item.namespace, item.name, "the store is closed", null);
+      }
+      long at = clock.millis();
+      if (polled.fetched < 0 || at - polled.fetched >= settings.polledTtl().get().toMillis()) {
+        fetch(item, polled, at);
+      }
+      previousRead = polled.lastRead;
+      // in the coarse clock of the watched items' use, so that reads within its tick trade no watches
+      polled.lastRead = now;
+      snapshot = item.snapshot;
+    }
+    T object = snapshot == null ? null : snapshot.object();
+    if (object != null && type.isImmutable(object)) {
+      // never watched: its copy is served from memory, as a watched one's once seen immutable
+      if (item.makeImmutable(object)) {
+        LOG.debug("Stopped polling {} {}/{}: the object is immutable", type, item.namespace, item.name);
+      }
+      return object;
+    }
+    if (previousRead >= 0) {
+      promote(item, previousRead);
+    }
+    if (object == null) {
+      throw new ObjectNotFoundException(type.plural(), item.namespace, item.name);
+    }
+    return object;
+  }
+
+  /** GETs a polled item and installs what it finds; with nothing to serve, a failure fails the get. */
+  private void fetch(WatchItem<T> item, WatchItem.Polled polled, long at) {
+    T fetched;
+    try {
+      fetched = client.resources(type.type()).inNamespace(item.namespace).withName(item.name).get();
+    } catch (KubernetesClientException e) {
+      polled.lastError = e;
+      recorder.pollFailed.inc();
+      WatchItem.Snapshot<T> held = item.snapshot;
+      if (held == null) {
+        throw ApiServerErrors.getFailed(type.plural(), item.namespace, item.name, e);
+      }
+      return;
+    }
+    recorder.polled.inc();
+    answered();
+    synchronized (item.reports) {
+      WatchItem.Snapshot<T> before = item.snapshot;
+      if (!item.fetched(polled, fetched, at)) {
+        return;
+      }
+      if (fetched != null) {
+        if (before == null || before.fromDisk() || before.object() == null
+            || !Objects.equals(fetched.getMetadata().getResourceVersion(),
+                before.object().getMetadata().getResourceVersion())) {
+          disk.put(fetched);
+        }
+        tell(() -> listener.changed(fetched));
+      } else {
+        disk.remove(item.namespace, item.name);
+        if (before != null && before.object() != null) {
+          tell(() -> listener.deleted(item.namespace, item.name, null));
+        }
+      }
+    }
+  }
+
+  /** A polled item read again: back to a watch if the budget gives it a slot (see {@link WatchBudget}). */
+  private void promote(WatchItem<T> item, long previousRead) {
+    WatchBudget.Grant grant = settings.budget().promote(item, previousRead, () -> demote(item));
+    if (!grant.granted()) {
+      return;
+    }
+    if (grant.demote() != null) {
+      grant.demote().run();
+    }
+    if (stopped || !item.unpoll()) {
+      settings.budget().release(item);
+      return;
+    }
+    recorder.toWatched.inc();
+    LOG.debug("Watching {} {}/{} again: it is read often", type, item.namespace, item.name);
+    start(item);
+  }
+
+  /** Moves polled items back to watches while the budget has room, most recently read first. */
+  public void fillBudget() {
+    if (stopped) {
+      return;
+    }
+    List<WatchItem<T>> polledItems = new ArrayList<>();
+    items.values().forEach(names -> names.values().forEach(item -> {
+      if (item.polled != null) {
+        polledItems.add(item);
+      }
+    }));
+    polledItems.sort(Comparator.comparingLong(WatchItem<T>::lastUsed).reversed());
+    for (WatchItem<T> item : polledItems) {
+      if (!settings.budget().admit(item, () -> demote(item))) {
+        return;
+      }
+      if (item.unpoll()) {
+        recorder.toWatched.inc();
+        start(item);
+      } else {
+        settings.budget().release(item);
+      }
     }
   }
 
@@ -554,7 +708,36 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   public Optional<String> staleness(String namespace, String name) {
     Map<String, WatchItem<T>> names = items.get(namespace);
     WatchItem<T> item = names == null ? null : names.get(name);
-    return item == null ? Optional.empty() : item.staleness(stopped);
+    if (item == null) {
+      return Optional.empty();
+    }
+    WatchItem.Polled polled = item.polled;
+    return polled != null ? polledStaleness(polled) : item.staleness(stopped);
+  }
+
+  /**
+   * Why a polled copy may be out of date, as the TTL store tells it: its fetch failed, or it is older than the
+   * time-to-live (a fresh copy is as fresh as the TTL strategy's; {@link ObjectState#POLLED} says it is polled).
+   */
+  private Optional<String> polledStaleness(WatchItem.Polled polled) {
+    String why = "polled, not watched (the watch budget of " + settings.budget().max() + " is spent): ";
+    Throwable error = polled.lastError;
+    if (error != null) {
+      return Optional.of(why + "its last fetch failed: " + ApiServerErrors.reason(error));
+    }
+    Duration ttl = settings.polledTtl().get();
+    long fetched;
+    synchronized (polled) {
+      fetched = polled.fetched;
+    }
+    if (fetched < 0) {
+      return Optional.of(why + "not fetched yet; the next get fetches it");
+    }
+    if (clock.millis() - fetched >= ttl.toMillis()) {
+      return Optional.of(why + "its TTL of " + ttl.toSeconds() + " s expired (fetched " + Instant.ofEpochMilli(fetched)
+          + "); the next get fetches it again");
+    }
+    return Optional.empty();
   }
 
   @Override
@@ -575,6 +758,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     items.values().forEach(names -> names.values().forEach(item -> {
       if (item.stopIfIdle(current, maxIdle)) {
         close(item.takeReflector());
+        settings.budget().release(item);
         LOG.debug("Stopped watching {} {}/{}: not read for {}", type, item.namespace, item.name,
             settings.maxIdleTime());
       }
@@ -593,6 +777,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       items.values().forEach(names -> names.values().forEach(item -> {
         item.stop();
         close(item.takeReflector());
+        settings.budget().release(item);
       }));
       closed = onClose;
     }
@@ -604,6 +789,19 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** @return the plural resource name of the objects, for metrics */
   String resource() {
     return type.plural();
+  }
+
+  /** @return how many items the watch budget serves by GETs now */
+  int polledObjects() {
+    int polled = 0;
+    for (Map<String, WatchItem<T>> names : items.values()) {
+      for (WatchItem<T> item : names.values()) {
+        if (item.polled != null) {
+          polled++;
+        }
+      }
+    }
+    return polled;
   }
 
   /** @return how many items hold a watch open now */

@@ -1,5 +1,7 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.Reflectors;
@@ -16,7 +18,6 @@ import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.function.ToLongFunction;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -30,9 +31,12 @@ import org.slf4j.LoggerFactory;
  * The {@code watch} strategy as a service. Its configuration goes through {@link LastGoodConfiguration}: a valid new
  * one builds a new strategy for the stores created from then on (the managers take fresh stores when the service's
  * properties change; the strategy before stops its watches and sweep timer with its last store), an invalid one is
- * refused with an error naming the key. Each object's watch is a reflector of {@code nodelet-kube}'s {@link Reflectors}
- * service, over its client: the watches share its connections and restart bucket, and its requests are counted in
- * {@code rest_client_*}. A new client re-activates it; deactivation stops every watch and the sweep timer.
+ * refused with an error naming the key. A change of {@code max.watches} alone applies to the strategy in force, so
+ * that the stores keep their objects and the budget holds across the change. Each object's watch is a reflector of
+ * {@code nodelet-kube}'s {@link Reflectors} service, over its client: the watches share its connections and restart
+ * bucket, and its requests are counted in {@code rest_client_*}. The time-to-live of polled objects follows the
+ * node's annotation through {@link NodeIdentity}, which watches the node anyway. A new client re-activates it;
+ * deactivation stops every watch and the sweep timer.
  */
 @Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
     property = StoreStrategy.PROPERTY + "=watch")
@@ -43,6 +47,10 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   static final String RESYNC_INTERVAL = "resync.interval.seconds";
   static final String SYNC_WAIT = "sync.wait.millis";
+  static final String MAX_WATCHES = "max.watches";
+  static final String POLLED_TTL = "polled.ttl.seconds";
+  /** A year, as the {@code ttl} strategy's longest time-to-live. */
+  static final long MAX_POLLED_TTL_SECONDS = 365L * 24 * 60 * 60;
   /** A day: the idle time is five of these, and far longer overflows the clock arithmetic. */
   static final long MAX_RESYNC_INTERVAL_SECONDS = 24 * 60 * 60;
   /** Ten minutes: a get blocks this long at most while an object's first list is awaited. */
@@ -56,45 +64,44 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
    * @param resyncIntervalSeconds {@code resync.interval.seconds}
    * @param syncWaitMillis {@code sync.wait.millis}
    * @param persistence the {@code persistence.*} keys, if {@code persistence.dir} is set
+   * @param maxWatches {@code max.watches}; 0 for no budget
+   * @param polledTtlSeconds {@code polled.ttl.seconds}
    */
-  record Settings(long resyncIntervalSeconds, long syncWaitMillis, Optional<PersistenceConfig> persistence) {
+  record Settings(long resyncIntervalSeconds, long syncWaitMillis, Optional<PersistenceConfig> persistence,
+      int maxWatches, long polledTtlSeconds) {
+
+    Settings(long resyncIntervalSeconds, long syncWaitMillis, Optional<PersistenceConfig> persistence) {
+      this(resyncIntervalSeconds, syncWaitMillis, persistence, 0, WatchSettings.DEFAULT_POLLED_TTL.toSeconds());
+    }
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(WatchStrategyConfiguration config) {
       return new Settings(
-          within(RESYNC_INTERVAL, WatchStrategyConfiguration::resync_interval_seconds, config, 1,
-              MAX_RESYNC_INTERVAL_SECONDS, "seconds"),
-          within(SYNC_WAIT, WatchStrategyConfiguration::sync_wait_millis, config, 1, MAX_SYNC_WAIT_MILLIS,
-              "milliseconds"),
+          within(RESYNC_INTERVAL, config::resync_interval_seconds, 1, MAX_RESYNC_INTERVAL_SECONDS, "seconds"),
+          within(SYNC_WAIT, config::sync_wait_millis, 1, MAX_SYNC_WAIT_MILLIS, "milliseconds"),
           PersistenceConfig.from(config.persistence_dir(), config.persistence_key_file(),
               config.persistence_encrypt_configmaps(), config::persistence_max_bytes,
-              config::persistence_restored_grace_seconds));
+              config::persistence_restored_grace_seconds),
+          (int) within(MAX_WATCHES, config::max_watches, 0, WatchBudget.MAX, "watches"),
+          within(POLLED_TTL, config::polled_ttl_seconds, 0, MAX_POLLED_TTL_SECONDS, "seconds"));
     }
 
-    private static long within(String key, ToLongFunction<WatchStrategyConfiguration> read,
-        WatchStrategyConfiguration config, long min, long max, String unit) {
-      long value;
-      try {
-        value = read.applyAsLong(config);
-      } catch (RuntimeException e) {
-        // DS and the converter fail on the first read of a value they cannot convert
-        throw new IllegalArgumentException(key + ": not a whole number of " + unit + " (" + e.getMessage() + ")");
-      }
-      if (value < min || value > max) {
-        throw new IllegalArgumentException(key + ": must be between " + min + " and " + max + " " + unit + ", was "
-            + value);
-      }
-      return value;
+    /** @return whether {@code other} differs from these in the watch budget at most */
+    boolean sameButBudget(Settings other) {
+      return equals(new Settings(other.resyncIntervalSeconds, other.syncWaitMillis, other.persistence, maxWatches,
+          other.polledTtlSeconds));
     }
 
     @Override
     public String toString() {
       return RESYNC_INTERVAL + "=" + resyncIntervalSeconds + ", " + SYNC_WAIT + "=" + syncWaitMillis
+          + (maxWatches == 0 ? "" : ", " + MAX_WATCHES + "=" + maxWatches + ", " + POLLED_TTL + "=" + polledTtlSeconds)
           + persistence.map(p -> ", " + p).orElse("");
     }
   }
 
   private final KubernetesClient client;
+  private final NodeIdentity node;
   private final Reflectors reflectors;
   private final String nodeName;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
@@ -112,6 +119,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
       @Reference(name = "reflectors") Reflectors reflectors, @Reference(name = "nodeIdentity") NodeIdentity node,
       WatchStrategyConfiguration config) {
     this.client = client;
+    this.node = node;
     this.reflectors = reflectors;
     this.nodeName = node.nodeName();
     try {
@@ -140,8 +148,15 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   /** Applies a valid configuration, refuses an invalid one; never throws. */
   @Modified
   void modified(WatchStrategyConfiguration config) {
-    Optional<PersistenceConfig> before = configuration.current().persistence();
+    Settings previous = configuration.current();
+    Optional<PersistenceConfig> before = previous.persistence();
     configuration.offer(config).ifPresent(next -> {
+      if (next.sameButBudget(previous)) {
+        // the stores stay: their watches beyond the new budget end, or polled objects move back to watches
+        strategy.maxWatches(next.maxWatches());
+        LOG.info("Watch budget changed: {}", next.maxWatches() == 0 ? "none" : next.maxWatches() + " watches");
+        return;
+      }
       WatchStoreStrategy old = strategy;
       Persistence oldPersistence = persistence;
       if (next.persistence().equals(before)) {
@@ -165,6 +180,9 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
+        .maxWatches(s.maxWatches())
+        .polledTtl(Duration.ofSeconds(s.polledTtlSeconds()))
+        .nodeAnnotations(node::nodeAnnotation)
         .metrics(metrics);
     persistence = open != null ? open
         : s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);

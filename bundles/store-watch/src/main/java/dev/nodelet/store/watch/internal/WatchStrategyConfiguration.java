@@ -21,6 +21,18 @@ public @interface WatchStrategyConfiguration {
       max = "600000")
   long sync_wait_millis() default 1000;
 
+  @AttributeDefinition(name = "Watch budget",
+      description = "The most objects watched at once, all resources together; the others are served by GETs with "
+          + "a time-to-live (polled.ttl.seconds) and move back to a watch when read often. 0 (the default) watches "
+          + "every referenced object. 0 to 1000000.", min = "0", max = "1000000")
+  int max_watches() default 0;
+
+  @AttributeDefinition(name = "TTL of polled objects (seconds)",
+      description = "Beyond the watch budget, how long a fetched copy is served before a get fetches it again, "
+          + "unless this node's node.alpha.kubernetes.io/ttl annotation (whole seconds) says otherwise. 0 fetches "
+          + "on every get. 0 to 31536000 (a year).", min = "0", max = "31536000")
+  long polled_ttl_seconds() default 60;
+
   @AttributeDefinition(name = "Persistence directory",
       description = "Where the referenced objects and the pods' references are kept on disk, so that a restart "
           + "without the API server still serves them. Empty (the default) keeps nothing on disk.")

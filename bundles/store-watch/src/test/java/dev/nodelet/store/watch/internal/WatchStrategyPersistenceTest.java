@@ -63,6 +63,44 @@ class WatchStrategyPersistenceTest {
   }
 
   @Test
+  void restoredObjectsObeyTheWatchBudget() throws IOException {
+    Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", key("rw-------").toString(), "max.watches", 2);
+    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
+    for (int i = 0; i < 5; i++) {
+      api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
+          .withName("c" + i).endMetadata().addToData("k", "v").build()).create();
+      store.addReference("ns", "c" + i, "pod-1");
+      assertThat(store.get("ns", "c" + i).getData()).containsEntry("k", "v");
+    }
+    first.deactivate();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+        .until(() -> api.server().openWatches("configmaps") == 0);
+
+    java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors
+        .newSingleThreadScheduledExecutor();
+    sampler.scheduleWithFixedDelay(() -> most.accumulateAndGet(api.server().openWatches("configmaps"), Math::max),
+        0, 2, java.util.concurrent.TimeUnit.MILLISECONDS);
+    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    try {
+      ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> api.server().openWatches("configmaps") == 2);
+      for (int i = 0; i < 5; i++) {
+        assertThat(restored.get("ns", "c" + i).getData()).containsEntry("k", "v");
+      }
+      assertThat(java.util.stream.IntStream.range(0, 5)
+          .filter(i -> restored.state("ns", "c" + i).orElseThrow() == ObjectState.POLLED)).hasSize(3);
+      assertThat(most.get()).isLessThanOrEqualTo(2);
+    } finally {
+      sampler.shutdownNow();
+      second.deactivate();
+    }
+  }
+
+  @Test
   void aRestartedComponentServesWhatTheLastOneStoredWhileTheApiServerIsDown() throws IOException {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().addToData("k", "v").build()).create();

@@ -51,6 +51,8 @@ class WatchStrategyReconfigurationTest {
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("a").endConfigMap()
         .endVolume().endSpec().build());
+    // a cold JVM may take longer than the sync wait for its first list
+    await().atMost(WAIT).ignoreExceptions().until(() -> manager.get("ns", "a") != null);
   }
 
   @AfterEach
@@ -76,6 +78,66 @@ class WatchStrategyReconfigurationTest {
     // what the builder refuses by itself keeps the builder's message
     assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of("sync.wait.millis", 0))))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
+  }
+
+  @Test
+  void anInvalidWatchBudgetIsRefusedNamingTheKey() {
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
+        config(Map.of("max.watches", -1))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("max.watches: must be between 0 and 1000000 watches, was -1");
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
+        config(Map.of("max.watches", "many"))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("max.watches: not a whole number of watches");
+    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
+        config(Map.of("polled.ttl.seconds", -5))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
+
+    WatchStoreStrategy first = watch.strategy();
+    watch.modified(config(Map.of("max.watches", 1)));
+    for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(Map.of("max.watches", -1),
+        Map.of("max.watches", 1_000_001), Map.of("max.watches", "all"))) {
+      watch.modified(config(bad));
+      assertThat(watch.settings().maxWatches()).as("the last good budget").isEqualTo(1);
+      assertThat(first.maxWatches()).isEqualTo(1);
+    }
+    assertThat(watch.strategy()).isSameAs(first);
+  }
+
+  @Test
+  void aChangedWatchBudgetAppliesToTheStoresInForce() {
+    assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("b")
+        .endMetadata().addToData("k", "1").build()).create();
+    manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("q").withUid("u2")
+        .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("b").endConfigMap()
+        .endVolume().endSpec().build());
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
+    WatchStoreStrategy first = watch.strategy();
+
+    watch.modified(config(Map.of("max.watches", 1)));
+    assertThat(watch.strategy()).as("no new strategy: the budget holds across the change").isSameAs(first);
+    assertThat(watch.settings().maxWatches()).isEqualTo(1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+    // SCR publishes the new properties and the manager takes a fresh store of the same strategy, within its budget
+    manager.useStrategy("watch", watch);
+    await().atMost(WAIT).until(() -> first.openStores() == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+    assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
+    assertThat(manager.get("ns", "b").getData()).containsEntry("k", "1");
+    // the receipts and nodelet:objects show which one is polled
+    assertThat(manager.receipts().stream().flatMap(pod -> pod.objects().stream())
+        .filter(o -> o.state().equals(java.util.Optional.of(dev.nodelet.objectcache.ObjectState.POLLED))))
+        .hasSize(1);
+
+    watch.modified(config(Map.of()));
+    assertThat(watch.strategy()).isSameAs(first);
+    assertThat(first.maxWatches()).isZero();
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
+    manager.useStrategy("watch", watch);
+    await().atMost(WAIT).until(() -> first.openStores() == 1);
+    await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
   }
 
   @Test

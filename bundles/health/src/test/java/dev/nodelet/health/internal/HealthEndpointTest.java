@@ -1,0 +1,89 @@
+package dev.nodelet.health.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+import org.apache.felix.hc.api.execution.HealthCheckExecutionOptions;
+import org.apache.felix.hc.api.execution.HealthCheckExecutionResult;
+import org.apache.felix.hc.api.execution.HealthCheckExecutor;
+import org.apache.felix.hc.api.execution.HealthCheckSelector;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.osgi.util.converter.Converters;
+
+/** The endpoint on a real socket: a new port moves it in place, an invalid change leaves it where it is. */
+class HealthEndpointTest {
+
+  /** An executor with no health checks registered; these tests ask only paths that run none. */
+  private static final HealthCheckExecutor NO_CHECKS = new HealthCheckExecutor() {
+    @Override
+    public List<HealthCheckExecutionResult> execute(HealthCheckSelector selector) {
+      return List.of();
+    }
+
+    @Override
+    public List<HealthCheckExecutionResult> execute(HealthCheckSelector selector,
+        HealthCheckExecutionOptions options) {
+      return List.of();
+    }
+  };
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private HealthEndpoint endpoint;
+
+  @AfterEach
+  void stop() {
+    if (endpoint != null) {
+      endpoint.deactivate();
+    }
+  }
+
+  private static HealthConfiguration config(Map<String, Object> properties) {
+    return Converters.standardConverter().convert(properties).to(HealthConfiguration.class);
+  }
+
+  /** The status of a path the endpoint does not serve: 404 from the endpoint if it listens on the port. */
+  private int unknownPath(int port) throws IOException, InterruptedException {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/nothing")).build(),
+        HttpResponse.BodyHandlers.discarding()).statusCode();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  @Test
+  void anInvalidChangeIsRefusedAndANewPortMovesTheEndpoint() throws Exception {
+    endpoint = new HealthEndpoint(NO_CHECKS, config(Map.of("port", 0)));
+    int first = endpoint.port();
+    assertThat(unknownPath(first)).isEqualTo(404);
+
+    endpoint.modified(config(Map.of("port", 70000)));
+    endpoint.modified(config(Map.of("port", 0, "address", "no such host.invalid")));
+    assertThat(endpoint.port()).isEqualTo(first);
+    assertThat(unknownPath(first)).isEqualTo(404);
+
+    int second = freePort();
+    endpoint.modified(config(Map.of("port", second)));
+    assertThat(endpoint.port()).isEqualTo(second);
+    assertThat(unknownPath(second)).isEqualTo(404);
+    assertThatThrownBy(() -> unknownPath(first)).as("the old port is closed").isInstanceOf(ConnectException.class);
+  }
+
+  @Test
+  void anInvalidConfigurationAtActivationFailsItNamingTheKey() {
+    assertThatThrownBy(() -> new HealthEndpoint(NO_CHECKS, config(Map.of("port", -1))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("port: must be between 0 and 65535");
+  }
+}

@@ -1,0 +1,129 @@
+package dev.nodelet.store.watch.internal;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Which items of one strategy's stores may hold a watch ({@code max.watches}): the items that hold a slot, and who
+ * gives a slot back when another item needs it. With no budget (0) every item gets a slot, as without this class.
+ *
+ * <p>An item asks for a slot when its watch is to start; without room it is served by GETs (polled). A polled item
+ * read again takes a slot when there is room, or the slot of the least recently used watched item if that item was
+ * last used before the polled item's previous read: it was read again sooner than the watched item was, so it is the
+ * hotter one. Items read in a steady round therefore do not trade slots on every read.
+ *
+ * <p>Slots are counted here, watches are closed by the owner of the item: a victim is handed back and demoted
+ * outside this lock, since demoting takes the locks of the item (and another store's item may be the victim).
+ */
+public final class WatchBudget {
+
+  /** The most a budget can be: beyond, one node watching that many objects is not a sensible setting. */
+  public static final int MAX = 1_000_000;
+
+  /** An item that holds a slot, and how its owner demotes it to polled. */
+  private record Holder(WatchItem<?> item, Runnable demote) {
+  }
+
+  // guarded by this
+  private int max;
+  private final Map<WatchItem<?>, Holder> holders = new IdentityHashMap<>();
+
+  /** @param max the most items holding a watch at once; 0 for no budget */
+  public WatchBudget(int max) {
+    this.max = check(max);
+  }
+
+  private static int check(int max) {
+    if (max < 0 || max > MAX) {
+      throw new IllegalArgumentException("maxWatches must be between 0 (no budget) and " + MAX + ", was " + max);
+    }
+    return max;
+  }
+
+  /**
+   * A slot for an item whose watch is to start, if there is room.
+   *
+   * @param demote what ends the item's watch and serves it by GETs, should another item take its slot
+   * @return true if the item holds a slot (also if it held one already)
+   */
+  synchronized boolean admit(WatchItem<?> item, Runnable demote) {
+    if (holders.containsKey(item) || max == 0 || holders.size() < max) {
+      holders.put(item, new Holder(item, demote));
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * A slot for a polled item read again: see the class comment.
+   *
+   * @param previousRead when the item was read before this read, in the clock of {@link WatchItem#lastUsed()}
+   * @return whether it got a slot now (not if it held one already), and the demotion of the item whose slot it took,
+   *     if any (run it before starting the item's watch, so that the API server does not see one watch too many)
+   */
+  synchronized Grant promote(WatchItem<?> item, long previousRead, Runnable demote) {
+    if (holders.containsKey(item)) {
+      return Grant.NONE; // another get promoted it meanwhile
+    }
+    if (admit(item, demote)) {
+      return Grant.ROOM;
+    }
+    Holder coldest = null;
+    for (Holder holder : holders.values()) {
+      if (coldest == null || holder.item().lastUsed() < coldest.item().lastUsed()) {
+        coldest = holder;
+      }
+    }
+    if (coldest == null || coldest.item().lastUsed() >= previousRead) {
+      return Grant.NONE;
+    }
+    holders.remove(coldest.item());
+    holders.put(item, new Holder(item, demote));
+    return new Grant(true, coldest.demote());
+  }
+
+  /** An item gives its slot back: its watch stopped for good or for idleness, or it turned immutable. */
+  synchronized void release(WatchItem<?> item) {
+    holders.remove(item);
+  }
+
+  /**
+   * Sets a new budget.
+   *
+   * @param max the most items holding a watch at once; 0 for no budget
+   * @return the demotions of the least recently used items beyond the new budget, for the caller to run
+   * @throws IllegalArgumentException if {@code max} is negative or above {@link #MAX}
+   */
+  public synchronized List<Runnable> resize(int max) {
+    this.max = check(max);
+    List<Runnable> demotions = new ArrayList<>();
+    if (max == 0 || holders.size() <= max) {
+      return demotions;
+    }
+    List<Holder> byUse = new ArrayList<>(holders.values());
+    byUse.sort((a, b) -> Long.compare(a.item().lastUsed(), b.item().lastUsed()));
+    for (Holder holder : byUse.subList(0, holders.size() - max)) {
+      holders.remove(holder.item());
+      demotions.add(holder.demote());
+    }
+    return demotions;
+  }
+
+  /** @return the budget; 0 for none */
+  public synchronized int max() {
+    return max;
+  }
+
+  /**
+   * What {@link #promote} decided.
+   *
+   * @param granted whether the item holds a slot now
+   * @param demote the demotion of the item whose slot it took, or null
+   */
+  record Grant(boolean granted, Runnable demote) {
+    static final Grant ROOM = new Grant(true, null);
+    static final Grant NONE = new Grant(false, null);
+  }
+}
