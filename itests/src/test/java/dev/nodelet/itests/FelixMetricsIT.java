@@ -106,6 +106,9 @@ public class FelixMetricsIT extends NodeletTestSupport {
       assertEquals(1, value(text,
           "nodelet_manager_objects{resource=\"configmaps\",state=\"running\",strategy=\"watch\"}"), 0);
       assertFalse(text, text.contains("metrics-secret") || text.contains(SECRET_VALUE) || text.contains("token"));
+      // the watch store watches through nodelet-kube's client: its watch requests are counted with the others
+      assertTrue(text, value(text,
+          "nodelet_apiserver_requests_total{code=\"200\",resource=\"configmaps\",verb=\"watch\"}") >= 1);
 
       // an update on the server moves the propagation histogram and the watch event shows in the request counts
       String delay = "nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}";

@@ -16,22 +16,22 @@ public final class WatchMetrics {
 
   private final Set<WatchObjectStore<?>> stores = ConcurrentHashMap.newKeySet();
   private final Counter syncs = Counter.builder().name("nodelet_store_watch_syncs_total")
-      .help("Lists that synced an object of the watch store (its first, or a relist).").labelNames("resource")
+      .help("Syncs (a WatchList or a LIST) of an object of the watch store: its first, or a relist.").labelNames("resource")
       .withoutExemplars().build();
   private final Counter syncFailures = Counter.builder().name("nodelet_store_watch_sync_failures_total")
-      .help("Lists of the watch store that failed; the object is listed again after a backoff.")
+      .help("Syncs of the watch store that failed; the reflector tries again after its backoff.")
       .labelNames("resource").withoutExemplars().build();
   private final Counter relists = Counter.builder().name("nodelet_store_watch_relists_total")
-      .help("Lists started again after a failed list or a 410 Gone watch.").labelNames("resource")
+      .help("Syncs started again after a failed sync or a 410 Gone watch.").labelNames("resource")
       .withoutExemplars().build();
   private final Counter restarts = Counter.builder().name("nodelet_store_watch_restarts_total")
-      .help("Watches started again from the last resourceVersion after they closed or failed to open.")
+      .help("Watches open again from the last resourceVersion after they ended (timeout, cut, failure).")
       .labelNames("resource").withoutExemplars().build();
   private final Histogram propagation = Histogram.builder().name("nodelet_store_watch_propagation_delay_seconds")
       .help("Time from a watch event's arrival to its object being visible to gets.").labelNames("resource")
       .classicOnly().classicExponentialUpperBounds(1e-6, 4, 12).withoutExemplars().build();
   private final GaugeWithCallback watches = GaugeWithCallback.builder().name("nodelet_store_watch_open_watches")
-      .help("Watches the watch stores hold open on the API server, one per watched object.").labelNames("resource")
+      .help("Objects of the watch stores whose watch is up: one reflector each, its last request not failed.").labelNames("resource")
       .callback(callback -> stores.forEach(store -> callback.call(store.openWatches(), store.resource())))
       .build();
   private final GaugeWithCallback objects = GaugeWithCallback.builder().name("nodelet_store_watch_objects")

@@ -9,8 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
-import dev.nodelet.kube.internal.KubeClientFactory;
-import dev.nodelet.kube.internal.KubeSettings;
+import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
@@ -20,12 +19,10 @@ import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,21 +58,10 @@ class ApiServerFaultsTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @AutoClose
-  private final FaultHarness faults = new FaultHarness(OBJECTS, ApiServerFaultsTest::nodeletClient);
+  private final FaultHarness faults = new FaultHarness(OBJECTS, port -> KubeClients.builder()
+      .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port).build());
   private EmbeddedApiServer server;
   private final WatchStoreMetrics metrics = new WatchStoreMetrics();
-
-  /**
-   * Nodelet's client settings (HTTP watches, no retries inside fabric8) over HTTP/1.1: the JDK client puts every
-   * HTTP/2 stream on one connection, and the server takes 100 at a time, fewer than this test's watches.
-   */
-  private static KubernetesClient nodeletClient(int port) {
-    Config config = new KubeClientFactory().clientConfig(KubeSettings.builder()
-        .masterUrl("http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + port).nodeName("node-a")
-        .build());
-    config.setHttp2Disable(true);
-    return new KubernetesClientBuilder().withConfig(config).build();
-  }
 
   private void startServer(EmbeddedApiServer.Builder builder) {
     server = faults.startServer(builder);

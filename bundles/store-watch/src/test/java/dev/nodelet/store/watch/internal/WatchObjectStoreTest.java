@@ -46,7 +46,7 @@ class WatchObjectStoreTest {
     server = EmbeddedApiServer.builder().historySize(historySize).build().start();
     client = new KubernetesClientBuilder()
         .withConfig(new ConfigBuilder(server.clientConfig()).withWatchReconnectInterval(50)
-            // one connection per watch, as the strategy's own client: an HTTP/2 connection takes 100 streams at most
+            // the JDK client puts every HTTP/2 stream on one connection, which takes 100; a test opens 101 watches
             .withHttp2Disable(true).build()).build();
     // a cold JVM needs longer than the sync wait for its first request
     client.configMaps().inNamespace("ns").list();

@@ -1,5 +1,6 @@
 package dev.nodelet.store.watch.persistence;
 
+import dev.nodelet.kube.KubeClients;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
@@ -8,10 +9,7 @@ import dev.nodelet.persistence.PersistenceOptions;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -27,11 +25,10 @@ public final class PersistentNode {
   }
 
   public static void main(String[] args) throws Exception {
-    Config config = Config.fromKubeconfig(Files.readString(Path.of(args[0])));
     PersistenceOptions options = PersistenceOptions.of(Path.of(args[1]), args[3], Path.of(args[2]))
         .withCommitDelay(Duration.ofMillis(100));
     String namespace = args[4];
-    KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
+    KubernetesClient client = KubeClients.builder().kubeconfig(args[0]).build();
     Persistence persistence = Persistence.open(options);
     // LIST then WATCH: each sync is a LIST the test counts
     WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).syncWait(Duration.ofSeconds(10))

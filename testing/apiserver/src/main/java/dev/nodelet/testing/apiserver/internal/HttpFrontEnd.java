@@ -6,6 +6,7 @@ import io.fabric8.mockwebserver.http.Headers;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.fabric8.mockwebserver.vertx.HttpServerRequestHandler;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -25,6 +26,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -174,26 +176,41 @@ public final class HttpFrontEnd {
       return;
     }
     out.setChunked(true).setStatusCode(200).putHeader("Content-Type", "application/json");
+    // Events come from any thread (updates, the bookmark timer, stop) holding the dispatcher's locks, while Vert.x
+    // calls this handler holding the connection's lock: a write from another thread would take the connection's lock
+    // too, and the two deadlock. So every write and the end run on the request's event loop, in the order sent.
+    Context context = Vertx.currentContext();
+    AtomicBoolean gone = new AtomicBoolean();
     session.attach(new WatchSession.Sink() {
       @Override
       public void send(String json) {
-        if (out.closed()) {
+        if (gone.get()) {
           throw new IllegalStateException("the client closed the watch");
         }
-        out.write(json + "\n");
+        context.runOnContext(v -> {
+          if (!out.closed() && !out.ended()) {
+            out.write(json + "\n");
+          }
+        });
       }
 
       @Override
       public void close() {
-        if (!out.ended() && !out.closed()) {
-          out.end();
-        }
+        context.runOnContext(v -> {
+          if (!out.ended() && !out.closed()) {
+            out.end();
+          }
+        });
       }
     });
-    out.closeHandler(v -> dispatcher.close(session));
+    out.closeHandler(v -> {
+      gone.set(true);
+      dispatcher.close(session);
+    });
     out.writeHead(); // as the API server does: the client learns at once that the watch is established
     dispatcher.open(session);
     if (out.closed()) {
+      gone.set(true);
       dispatcher.close(session); // closed before the handler was in place: it will not be called
     }
   }
