@@ -12,7 +12,6 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -36,8 +35,6 @@ final class ApiServerProcess implements AutoCloseable {
 
   /** The resource the benchmarks watch. */
   static final String RESOURCE = "configmaps";
-
-  static final Duration BOOKMARK_INTERVAL = Duration.ofMinutes(10);
 
   /** The sampling window of {@link #startSampling()}. */
   static final int SAMPLE_MILLIS = 100;
@@ -208,11 +205,7 @@ final class ApiServerProcess implements AutoCloseable {
   public static void main(String[] args) throws IOException {
     PrintStream out = System.out;
     Path kubeconfig = Files.createTempFile("nodelet-benchmarks-", ".kubeconfig");
-    // bookmarks every 10 minutes, i.e. not within a measure: the embedded server's bookmark timer writes to HTTP/2
-    // streams under its event lock while the event loop, holding a connection, waits for that lock to open a watch;
-    // with thousands of watches opening, the two deadlock
-    try (EmbeddedApiServer server = EmbeddedApiServer.builder().tls().bookmarkInterval(BOOKMARK_INTERVAL).build()
-        .start()) {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().tls().build().start()) {
       server.writeKubeconfig(kubeconfig);
       out.println("URL " + server.url());
       out.println("KUBECONFIG " + kubeconfig);
