@@ -19,6 +19,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -58,6 +60,10 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final Object writeMonitor = new Object();
   private final Object eventLock = new Object();
   private final ArrayDeque<Event> history = new ArrayDeque<>(); // guarded by eventLock
+  // guarded by eventLock: the stored objects' attributes by object name, so that a watch of one object by its
+  // metadata.name opens without a walk over every stored object (a node watches thousands that way)
+  private final Map<String, Set<AttributeSet>> byName = new HashMap<>();
+  private final Map<AttributeSet, String> nameOf = new HashMap<>();
   private long compactedResourceVersion; // guarded by eventLock: events up to here are gone
   private volatile long currentResourceVersion;
   private final Set<WatchSession> watches = ConcurrentHashMap.newKeySet();
@@ -674,12 +680,16 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
     synchronized (eventLock) {
       String existing = oldAttributes == null ? null : map.remove(oldAttributes);
+      if (oldAttributes != null) {
+        unindex(oldAttributes);
+      }
       AttributeSet newAttributes = null;
       GenericKubernetesResource stored = null;
       if (newState != null) {
         stored = Serialization.unmarshal(newState, GenericKubernetesResource.class);
         newAttributes = attributesOf(stored, pathAttributes);
         map.put(newAttributes, newState);
+        index(stored.getMetadata().getName(), newAttributes);
       }
       if (Objects.equals(existing, newState)) {
         return;
@@ -709,6 +719,41 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         }
       }
     }
+  }
+
+  private void index(String name, AttributeSet attributes) {
+    if (name != null) {
+      byName.computeIfAbsent(name, n -> new HashSet<>()).add(attributes);
+      nameOf.put(attributes, name);
+    }
+  }
+
+  private void unindex(AttributeSet attributes) {
+    String name = nameOf.remove(attributes);
+    Set<AttributeSet> named = name == null ? null : byName.get(name);
+    if (named != null && named.remove(attributes) && named.isEmpty()) {
+      byName.remove(name);
+    }
+  }
+
+  /** The name a field selector requires ({@code metadata.name=x} among its requirements), or null. */
+  private static String selectedName(String fieldSelector) {
+    if (fieldSelector == null) {
+      return null;
+    }
+    for (String requirement : fieldSelector.split(",")) {
+      String r = requirement.trim();
+      if (r.startsWith("metadata.name") && !r.contains("!=")) {
+        String value = r.substring("metadata.name".length()).trim();
+        if (value.startsWith("==")) {
+          return value.substring(2).trim();
+        }
+        if (value.startsWith("=")) {
+          return value.substring(1).trim();
+        }
+      }
+    }
+    return null;
   }
 
   /** As the stock handlers, for objects that have no generation (the stock one assumes they all have one). */
@@ -818,11 +863,21 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           deliver(session, event);
         }
       } else {
-        map.forEach((attributes, object) -> {
-          if (session.selects(attributes)) {
-            session.send("ADDED", object);
+        String name = selectedName(session.fieldSelector);
+        if (name == null) {
+          map.forEach((attributes, object) -> {
+            if (session.selects(attributes)) {
+              session.send("ADDED", object);
+            }
+          });
+        } else {
+          for (AttributeSet attributes : byName.getOrDefault(name, Set.of())) {
+            String object = map.get(attributes);
+            if (object != null && session.selects(attributes)) {
+              session.send("ADDED", object);
+            }
           }
-        });
+        }
         if (session.sendInitialEvents) {
           session.send("BOOKMARK", bookmark(session, true));
         }
