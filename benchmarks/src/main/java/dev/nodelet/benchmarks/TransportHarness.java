@@ -65,7 +65,7 @@ final class TransportHarness {
         new Candidate("jetty", server -> plain(new JettyHttpClientFactory(), server.config())),
         new Candidate("okhttp", server -> plain(new OkHttpClientFactory(), server.config())),
         new Candidate("nodelet-kube", server -> {
-          KubernetesClient client = KubeClients.builder().kubeconfig(server.kubeconfig).build();
+          KubernetesClient client = KubeClients.builder().kubeconfig(server.kubeconfig).http2(true).build();
           return new Closeable(client.getHttpClient(), client::close);
         }));
   }

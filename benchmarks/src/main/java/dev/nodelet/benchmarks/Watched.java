@@ -50,7 +50,7 @@ abstract class Watched implements AutoCloseable {
 
   /** The client Nodelet runs with: the one the {@code nodelet-kube} component builds (bounded thread pools). */
   static KubernetesClient nodeletClient(String url) {
-    return KubeClients.builder().masterUrl(url).build();
+    return KubeClients.builder().masterUrl(url).http2(true).build();
   }
 
   /**
@@ -65,7 +65,7 @@ abstract class Watched implements AutoCloseable {
     try {
       kubeconfig = Files.createTempFile("nodelet-benchmarks-", ".kubeconfig");
       server.writeKubeconfig(kubeconfig);
-      return KubeClients.builder().kubeconfig(kubeconfig.toString()).build();
+      return KubeClients.builder().kubeconfig(kubeconfig.toString()).http2(true).build();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write a kubeconfig for " + server.url(), e);
     } finally {
@@ -77,7 +77,7 @@ abstract class Watched implements AutoCloseable {
 
   /** The same, from the server's kubeconfig (its URL, CA and token). */
   static KubernetesClient nodeletClient(ApiServerProcess server) {
-    return KubeClients.builder().kubeconfig(server.kubeconfig().toString()).build();
+    return KubeClients.builder().kubeconfig(server.kubeconfig().toString()).http2(true).build();
   }
 
   /**

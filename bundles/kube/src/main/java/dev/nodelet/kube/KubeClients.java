@@ -78,6 +78,16 @@ public final class KubeClients {
     }
 
     /**
+     * @param enabled HTTP/2 over a pool of connections (Jetty's HTTP/2 client) instead of HTTP/1.1 over the JDK
+     *     client; off by default (Jetty's own DEBUG logging prints request headers, bearer tokens included)
+     * @return this builder
+     */
+    public Builder http2(boolean enabled) {
+      settings.http2(enabled);
+      return this;
+    }
+
+    /**
      * @return a new client; close it when done
      * @throws IllegalArgumentException naming the option that cannot be used and why
      */

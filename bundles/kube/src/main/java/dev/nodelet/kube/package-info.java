@@ -7,7 +7,7 @@
  * the bundle and is closed when the configuration changes or the bundle stops.
  */
 @Export
-@Version("1.2.0")
+@Version("1.3.0")
 package dev.nodelet.kube;
 
 import org.osgi.annotation.bundle.Export;

@@ -3,6 +3,10 @@ package dev.nodelet.kube.internal;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientImpl;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -22,6 +26,8 @@ public final class KubeClientFactory {
 
   /** Threads of fabric8's tasks: watch and informer events, each watch's in order. */
   static final int TASK_THREADS = 8;
+  /** Threads of the JDK HTTP client (without {@code http2.enabled}): I/O completions and response bodies. */
+  static final int HTTP_THREADS = 4;
   /** The name under which fabric8's builders add {@code io.fabric8.kubernetes.client.http.HttpLoggingInterceptor}. */
   static final String HTTP_LOGGING_INTERCEPTOR = "HttpLogging";
 
@@ -82,7 +88,9 @@ public final class KubeClientFactory {
     return new KubernetesClientBuilder()
         .withConfig(clientConfig(settings))
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
-        .withHttpClientFactory(new Http2Transport(THREAD_NAME_PREFIX + clients.get() + "-http", metrics))
+        .withHttpClientFactory(settings.http2()
+            ? new Http2Transport(THREAD_NAME_PREFIX + clients.get() + "-http", metrics)
+            : new Http1JdkClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http", metrics))
         // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
         // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
         .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
@@ -116,6 +124,42 @@ public final class KubeClientFactory {
         });
     pool.allowCoreThreadTimeOut(true);
     return pool;
+  }
+
+  /**
+   * The JDK HTTP client over HTTP/1.1 (one connection per open watch; the JDK client puts every HTTP/2 stream on one
+   * connection and fails the 101st), on a bounded pool shut down when the client closes, measured if there are
+   * metrics.
+   */
+  private static final class Http1JdkClientFactory extends JdkHttpClientFactory {
+    private final String prefix;
+    private final Optional<KubeMetrics> metrics;
+    private final List<ExecutorService> pools = new CopyOnWriteArrayList<>();
+
+    Http1JdkClientFactory(String prefix, Optional<KubeMetrics> metrics) {
+      this.prefix = prefix;
+      this.metrics = metrics;
+    }
+
+    @Override
+    protected java.net.http.HttpClient.Builder createNewHttpClientBuilder() {
+      java.net.http.HttpClient.Builder builder = super.createNewHttpClientBuilder();
+      return metrics.<java.net.http.HttpClient.Builder>map(m -> new MeteredHttpClient.Builder(builder, m))
+          .orElse(builder);
+    }
+
+    @Override
+    protected void additionalConfig(java.net.http.HttpClient.Builder builder) {
+      ExecutorService pool = boundedPool(prefix, HTTP_THREADS);
+      pools.add(pool);
+      builder.version(java.net.http.HttpClient.Version.HTTP_1_1).executor(pool);
+    }
+
+    @Override
+    protected void closeHttpClient(JdkHttpClientImpl client) {
+      super.closeHttpClient(client);
+      pools.forEach(ExecutorService::shutdownNow);
+    }
   }
 
   /** fabric8's task pool (watch and informer event delivery), bounded and shut down when the client closes. */

@@ -61,4 +61,12 @@ public @interface KubeConfiguration {
       description = "How many watches may be re-established at once before the rate applies; at least 1.",
       min = "1")
   int watch_restart_burst() default dev.nodelet.kube.internal.watch.EngineSettings.DEFAULT_RESTART_BURST;
+
+  @AttributeDefinition(
+      name = "HTTP/2",
+      description = "Speak HTTP/2 over a pool of connections (Jetty's HTTP/2 client: a new connection at the API "
+          + "server's stream limit, 4 I/O threads) instead of HTTP/1.1 over the JDK client (one connection per open "
+          + "watch). Jetty's own DEBUG logging prints request headers, bearer tokens included: keep the "
+          + "org.eclipse.jetty loggers at INFO or above when this is on.")
+  boolean http2_enabled() default false;
 }

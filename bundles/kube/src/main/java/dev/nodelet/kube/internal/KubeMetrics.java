@@ -9,7 +9,7 @@ import java.util.Locale;
 import org.osgi.service.component.annotations.Component;
 
 /**
- * The API requests of every client this bundle builds, measured under fabric8 by {@link Http2Transport}, as the
+ * The API requests of every client this bundle builds, measured under fabric8 by {@link MeteredHttpClient} or {@link Http2Transport}, as the
  * kubelet's client-go measures them ({@code rest_client_requests_total}, {@code rest_client_request_duration_seconds})
  * and by Kubernetes verb and resource. Every attempt counts once its status line arrives, or with the code
  * {@value #NO_ANSWER} once it failed without one (connection refused, timeout), as client-go counts it. Labels never

@@ -29,6 +29,7 @@ public final class KubeSettings {
   public static final String CONNECTION_TIMEOUT = "connection.timeout";
   public static final String WATCH_RESTART_RATE = "watch.restart.rate";
   public static final String WATCH_RESTART_BURST = "watch.restart.burst";
+  public static final String HTTP2_ENABLED = "http2.enabled";
 
   /** The environment variable that names the node when {@code node.name} is not configured. */
   public static final String NODE_NAME_ENV = "NODE_NAME";
@@ -47,6 +48,7 @@ public final class KubeSettings {
   private final Duration requestTimeout;
   private final Duration connectionTimeout;
   private final EngineSettings watch;
+  private final boolean http2;
 
   private KubeSettings(Builder builder) {
     this.masterUrl = validMasterUrl(builder.masterUrl);
@@ -61,6 +63,7 @@ public final class KubeSettings {
     this.requestTimeout = validTimeout(REQUEST_TIMEOUT, builder.requestTimeout);
     this.connectionTimeout = validTimeout(CONNECTION_TIMEOUT, builder.connectionTimeout);
     this.watch = validWatch(builder.watchRestartRate, builder.watchRestartBurst);
+    this.http2 = builder.http2;
   }
 
   public static Builder builder() {
@@ -85,6 +88,7 @@ public final class KubeSettings {
         .requestTimeout(Duration.ofMillis(config.request_timeout()))
         .connectionTimeout(Duration.ofMillis(config.connection_timeout()))
         .watchRestart(config.watch_restart_rate(), config.watch_restart_burst())
+        .http2(config.http2_enabled())
         .build();
   }
 
@@ -138,6 +142,14 @@ public final class KubeSettings {
     return watch;
   }
 
+  /**
+   * @return whether the client speaks HTTP/2 over a pool of connections (Jetty); else HTTP/1.1 over the JDK client,
+   *     one connection per open watch
+   */
+  public boolean http2() {
+    return http2;
+  }
+
   /** Where the client configuration comes from, for log lines; names no credentials. */
   public String source() {
     if (masterUrl != null) {
@@ -152,7 +164,7 @@ public final class KubeSettings {
     return "KubeSettings[" + source() + (context == null ? "" : ", context " + context) + ", node " + nodeName
         + ", request timeout " + requestTimeout.toMillis() + " ms, connection timeout "
         + connectionTimeout.toMillis() + " ms, watch restarts " + watch.restartRate() + "/s burst "
-        + watch.restartBurst() + "]";
+        + watch.restartBurst() + (http2 ? ", HTTP/2" : ", HTTP/1.1") + "]";
   }
 
   private static String validMasterUrl(String value) {
@@ -236,6 +248,7 @@ public final class KubeSettings {
     private Duration connectionTimeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
     private double watchRestartRate = EngineSettings.DEFAULT_RESTART_RATE;
     private int watchRestartBurst = EngineSettings.DEFAULT_RESTART_BURST;
+    private boolean http2;
 
     private Builder() {
     }
@@ -275,6 +288,12 @@ public final class KubeSettings {
     public Builder watchRestart(double perSecond, int burst) {
       this.watchRestartRate = perSecond;
       this.watchRestartBurst = burst;
+      return this;
+    }
+
+    /** HTTP/2 over a pool of connections (Jetty) instead of HTTP/1.1 over the JDK client. */
+    public Builder http2(boolean enabled) {
+      this.http2 = enabled;
       return this;
     }
 

@@ -48,7 +48,8 @@ class Http2TransportTest {
     server = EmbeddedApiServer.builder().tls().build().start();
     KubeClientFactory factory = new KubeClientFactory();
     KubernetesClient client = factory.create(KubeSettings.builder()
-        .kubeconfig(server.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").build());
+        .kubeconfig(server.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
+        .build());
     String threadPrefix = KubeClientFactory.THREAD_NAME_PREFIX + "1-http";
     try {
       createConfigMaps(client, WATCHES);
@@ -76,7 +77,7 @@ class Http2TransportTest {
   void plainHttpUsesHttp11() {
     server = EmbeddedApiServer.builder().build().start();
     KubernetesClient client = new KubeClientFactory().create(
-        KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
+        KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").http2(true).build());
     try {
       createConfigMaps(client, 3);
       openWatches(client.getHttpClient(), 0, 3);
