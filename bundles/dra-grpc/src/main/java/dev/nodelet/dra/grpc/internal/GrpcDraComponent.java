@@ -1,13 +1,9 @@
 package dev.nodelet.dra.grpc.internal;
 
-import static dev.nodelet.configuration.ConfigurationValues.within;
-
-import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.dra.DraDriver;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Dictionary;
@@ -18,14 +14,12 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
-import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Registers a {@link DraDriver} service for every external driver that registers through the folder. A valid new
- * configuration restarts the folder watch and the connections in place: the drivers are withdrawn and registered
- * again, which the controller's grace period absorbs; an invalid one is refused naming the key and the last good one
- * stays. The component is the {@link MultiCollector} of the registered drivers' count.
+ * Registers a {@link DraDriver} service for every external driver that registers through the folder. A configuration
+ * change re-activates the component: the drivers are withdrawn and registered again, which the controller's grace
+ * period absorbs. The component is the {@link MultiCollector} of the registered drivers' count.
  */
 @Component(configurationPid = GrpcDraComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
     immediate = true, service = MultiCollector.class)
@@ -40,128 +34,50 @@ public final class GrpcDraComponent implements MultiCollector {
   /** The protocol chosen at registration: {@code v1.DRAPlugin}, {@code v1beta1.DRAPlugin} or {@code nodelet.dra.v1}. */
   public static final String PROTOCOL_PROPERTY = "nodelet.dra.grpc.protocol";
 
-  /** The longest interval or timeout: a day. */
-  static final long MAX_MILLIS = 24L * 60 * 60 * 1000;
-  /** The most event loop threads. */
-  static final int MAX_IO_THREADS = 64;
-
-  /** Registers a driver as a service; returns what unregisters it. */
-  interface Registry {
-    Runnable register(DraDriver driver, Dictionary<String, Object> properties);
-  }
-
-  /** A validated configuration. */
-  record Settings(Path folder, Duration pollInterval, Duration handshakeTimeout, Duration withdrawAfter,
-      int ioThreads) {
-
-    /** @throws IllegalArgumentException naming the key that is wrong and why */
-    static Settings from(GrpcDraConfiguration config) {
-      String folder = config.registration_folder() == null ? "" : config.registration_folder().strip();
-      if (folder.isEmpty()) {
-        throw new IllegalArgumentException("registration.folder: must not be empty");
-      }
-      Path path;
-      try {
-        path = Path.of(folder);
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException("registration.folder: not a path (" + e.getMessage() + ")");
-      }
-      return new Settings(path,
-          Duration.ofMillis(within("poll.interval.millis", config::poll_interval_millis, 10, MAX_MILLIS,
-              "milliseconds")),
-          Duration.ofMillis(within("handshake.timeout.millis", config::handshake_timeout_millis, 1, MAX_MILLIS,
-              "milliseconds")),
-          Duration.ofSeconds(within("unreachable.withdraw.seconds", config::unreachable_withdraw_seconds, 0,
-              MAX_MILLIS / 1000, "seconds")),
-          (int) within("io.threads", config::io_threads, 1, MAX_IO_THREADS, ""));
-    }
-
-    @Override
-    public String toString() {
-      return "registration.folder=" + folder + ", poll.interval.millis=" + pollInterval.toMillis()
-          + ", handshake.timeout.millis=" + handshakeTimeout.toMillis() + ", unreachable.withdraw.seconds="
-          + withdrawAfter.getSeconds() + ", io.threads=" + ioThreads;
-    }
-  }
-
-  /** The folder watch and the connections of one configuration. */
-  private record Running(Transport transport, RegistrationWatcher watcher) {
-    void close() {
-      watcher.close();
-      transport.close();
-    }
-  }
-
-  private final Registry registry;
-  private final LastGoodConfiguration<GrpcDraConfiguration, Settings> configuration;
+  private final Transport transport;
+  private final RegistrationWatcher watcher;
   private final Gauge registered = Gauge.builder().name("nodelet_dra_grpc_registered_drivers")
       .help("External DRA drivers registered through the registration folder, by protocol: v1.DRAPlugin,"
           + " v1beta1.DRAPlugin or nodelet.dra.v1.").labelNames("protocol").withoutExemplars().build();
-  private Running running; // guarded by this
 
-  /** @throws IllegalArgumentException if the configuration is invalid, naming the key */
   @Activate
   public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config) {
-    this((driver, properties) -> {
-      ServiceRegistration<DraDriver> registration = context.registerService(DraDriver.class, driver, properties);
-      return () -> unregister(registration);
-    }, config);
-  }
-
-  /** For tests: where the drivers go. */
-  GrpcDraComponent(Registry registry, GrpcDraConfiguration config) {
-    this.registry = registry;
-    this.configuration = LastGoodConfiguration.activate(PID, "the external DRA driver registration", config,
-        Settings::from);
-    synchronized (this) {
-      running = start(configuration.current());
-    }
-  }
-
-  /** Applies a valid configuration, refuses an invalid one; never throws. */
-  @Modified
-  synchronized void modified(GrpcDraConfiguration config) {
-    configuration.offer(config).ifPresent(next -> {
-      // the drivers are withdrawn and register again through the new watch
-      running.close();
-      running = start(next);
-    });
-  }
-
-  @Deactivate
-  synchronized void deactivate() {
-    running.close();
-  }
-
-  /** The configuration in force, for tests. */
-  Settings settings() {
-    return configuration.current();
-  }
-
-  private Running start(Settings settings) {
-    Transport transport = new Transport(settings.ioThreads());
-    Registrar registrar = new Registrar(transport, settings.handshakeTimeout());
-    RegistrationWatcher watcher = new RegistrationWatcher(settings.folder(), settings.pollInterval(),
-        settings.withdrawAfter(), registrar, (driver, socket) -> {
+    transport = new Transport(config.io_threads());
+    Registrar registrar = new Registrar(transport, Duration.ofMillis(config.handshake_timeout_millis()));
+    watcher = new RegistrationWatcher(Path.of(config.registration_folder()),
+        Duration.ofMillis(config.poll_interval_millis()), withdrawAfter(config), registrar, (driver, socket) -> {
           Dictionary<String, Object> properties = new Hashtable<>();
           properties.put(DRIVER_NAME_PROPERTY, driver.driverName());
           properties.put(ENDPOINT_PROPERTY, driver.endpoint().toString());
           properties.put(REGISTRATION_PROPERTY, socket.toString());
           properties.put(PROTOCOL_PROPERTY, driver.protocol());
-          Runnable unregister = registry.register(driver, properties);
+          ServiceRegistration<DraDriver> registration = context.registerService(DraDriver.class, driver, properties);
           registered.labelValues(driver.protocol()).inc();
           return () -> {
             registered.labelValues(driver.protocol()).dec();
-            unregister.run();
+            unregister(registration);
           };
         });
     watcher.start();
-    return new Running(transport, watcher);
+  }
+
+  private static Duration withdrawAfter(GrpcDraConfiguration config) {
+    long seconds = config.unreachable_withdraw_seconds();
+    if (seconds < 0) {
+      throw new IllegalArgumentException("unreachable.withdraw.seconds: must be 0 (never) or more, was " + seconds);
+    }
+    return Duration.ofSeconds(seconds);
   }
 
   @Override
   public MetricSnapshots collect() {
     return MetricSnapshots.of(registered.collect());
+  }
+
+  @Deactivate
+  void deactivate() {
+    watcher.close();
+    transport.close();
   }
 
   private static void unregister(ServiceRegistration<?> registration) {
