@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.felix.hc.api.HealthCheck;
@@ -60,39 +59,9 @@ class LastGoodConfigurationTest {
     assertThat(config.settings()).contains(2);
   }
 
-  /** The framework's service registry as far as a component sees it: what is registered now, and the history. */
-  static final class Registry implements ServicePublisher {
-    final Map<Object, Map<String, Object>> registered = new LinkedHashMap<>();
-    final List<String> history = new ArrayList<>();
-
-    @Override
-    public Registration register(List<String> classes, Object service, Map<String, ?> properties) {
-      registered.put(service, Map.copyOf(properties));
-      history.add("register " + classes);
-      return new Registration() {
-        @Override
-        public void update(Map<String, ?> next) {
-          registered.put(service, Map.copyOf(next));
-          history.add("update " + classes);
-        }
-
-        @Override
-        public void unregister() {
-          registered.remove(service);
-          history.add("unregister " + classes);
-        }
-      };
-    }
-
-    HealthCheck check() {
-      return registered.keySet().stream().filter(HealthCheck.class::isInstance).map(HealthCheck.class::cast)
-          .findFirst().orElseThrow(() -> new AssertionError("no health check registered: " + history));
-    }
-  }
-
   @Test
   void anInvalidFirstConfigurationWaitsWithAHealthCheckAndPublishesNothingUntilAValidOne() {
-    Registry registry = new Registry();
+    RecordingPublisher registry = new RecordingPublisher();
     Runnable service = () -> { };
     List<Integer> applied = new ArrayList<>();
     LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("dev.nodelet.thing", "the thing",
@@ -142,7 +111,7 @@ class LastGoodConfigurationTest {
 
   @Test
   void whatTheChangeThrowsLeavesTheSettingsAndTheWaitingAsTheyWere() {
-    Registry registry = new Registry();
+    RecordingPublisher registry = new RecordingPublisher();
     LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
         LastGoodConfigurationTest::positive, registry).publishing("service", Map.of(), CharSequence.class);
     config.apply("0", Map.of(), n -> { });
