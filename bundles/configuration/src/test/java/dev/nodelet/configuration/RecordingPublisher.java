@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
 
@@ -63,5 +65,23 @@ public final class RecordingPublisher implements ServicePublisher {
   /** @return the services registered now of the class */
   public synchronized <T> List<T> services(Class<T> type) {
     return registered.keySet().stream().filter(type::isInstance).map(type::cast).toList();
+  }
+
+  /**
+   * Builds a component on a publisher of its own and tells why it waits.
+   *
+   * @param build the component's constructor, given the publisher
+   * @param deactivate the component's deactivation, run after
+   * @param <T> the component type
+   * @return what its health check says, e.g. "CRITICAL the pod source waits for a valid configuration ..."
+   */
+  public static <T> String waits(Function<RecordingPublisher, T> build, Consumer<T> deactivate) {
+    RecordingPublisher publisher = new RecordingPublisher();
+    T component = build.apply(publisher);
+    try {
+      return publisher.health();
+    } finally {
+      deactivate.accept(component);
+    }
   }
 }
