@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -52,7 +54,7 @@ class WatchStrategyComponentTest {
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
@@ -82,7 +84,7 @@ class WatchStrategyComponentTest {
     long socketsBefore = sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+      WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
@@ -117,10 +119,37 @@ class WatchStrategyComponentTest {
   }
 
   @Test
+  void anInvalidFirstConfigurationRegistersNoStrategyAndHoldsReadinessUntilAValidOne() {
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+        .endMetadata().addToData("k", "v").build()).create();
+    RecordingPublisher registry = new RecordingPublisher();
+    WatchStrategyComponent component = new WatchStrategyComponent(registry, api.client(), reflectors.get(),
+        new TestNode(), config(Map.of("sync.wait.millis", 0)), Map.of());
+    try {
+      assertThat(registry.health()).isEqualTo("CRITICAL the watch store strategy waits for a valid configuration"
+          + " dev.nodelet.store.watch: sync.wait.millis: must be between 1 and 600000 milliseconds, was 0; correct"
+          + " it (etc/dev.nodelet.store.watch.cfg)");
+      assertThat(registry.services(StoreStrategy.class)).isEmpty();
+      assertThat(sweepThreadAlive()).as("no strategy, no timer").isFalse();
+
+      component.modified(config(Map.of("sync.wait.millis", 5000)), Map.of("sync.wait.millis", 5000));
+      assertThat(registry.healthCheck()).isEmpty();
+      assertThat(registry.services(StoreStrategy.class)).containsExactly(component);
+      assertThat(registry.registered.get(component)).containsEntry(StoreStrategy.PROPERTY, "watch")
+          .containsEntry("sync.wait.millis", 5000);
+      ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "c", "pod-1");
+      assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
+    } finally {
+      component.deactivate();
+    }
+    assertThat(registry.registered).isEmpty();
+  }
+
+  @Test
   void aBadValueIsNamed() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of("resync.interval.seconds", 0))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("resyncInterval must be positive, was PT0S");
+    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(), config(Map.of("resync.interval.seconds", 0)), Map.of()), WatchStrategyComponent::deactivate))
+        .contains("resync.interval.seconds: must be between 1 and 86400 seconds, was 0");
   }
 
   @Test
@@ -137,7 +166,7 @@ class WatchStrategyComponentTest {
   void aStoreTellsItsLastAccess() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();

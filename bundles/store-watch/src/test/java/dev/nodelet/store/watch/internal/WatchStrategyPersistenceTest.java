@@ -1,8 +1,8 @@
 package dev.nodelet.store.watch.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
@@ -48,25 +48,23 @@ class WatchStrategyPersistenceTest {
 
   @Test
   void aDirectoryWithoutAKeyFileIsRefusedNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("persistence.dir", dir.resolve("store").toString()))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("persistence.key.file: required");
+    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
+        config(Map.of("persistence.dir", dir.resolve("store").toString())), Map.of()), WatchStrategyComponent::deactivate)).contains("persistence.key.file: required");
   }
 
   @Test
   void aKeyFileOpenToOthersIsRefusedNamingTheFileAndChmod() throws IOException {
     Path key = key("rw-r--r--");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file", key.toString()))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("persistence.key.file: ")
-        .hasMessageContaining(key.toString()).hasMessageContaining("chmod 600");
+    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
+        config(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file", key.toString())), Map.of()), WatchStrategyComponent::deactivate)).contains("persistence.key.file: ")
+        .contains(key.toString()).contains("chmod 600");
   }
 
   @Test
   void restoredObjectsObeyTheWatchBudget() throws IOException {
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "max.watches", 2);
-    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     for (int i = 0; i < 5; i++) {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
@@ -83,7 +81,7 @@ class WatchStrategyPersistenceTest {
         .newSingleThreadScheduledExecutor();
     sampler.scheduleWithFixedDelay(() -> most.accumulateAndGet(api.server().openWatches("configmaps"), Math::max),
         0, 2, java.util.concurrent.TimeUnit.MILLISECONDS);
-    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
@@ -106,14 +104,14 @@ class WatchStrategyPersistenceTest {
         .endMetadata().addToData("k", "v").build()).create();
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "persistence.encrypt.configmaps", true);
-    WatchStrategyComponent first = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     store.addReference("ns", "c", "pod-1");
     assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
     // another value that is not about persistence: the new stores share the open directory with the old ones
     first.modified(config(Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", dir.resolve("key").toString(), "persistence.encrypt.configmaps", true,
-        "sync.wait.millis", 2000)));
+        "sync.wait.millis", 2000)), Map.of());
     ObjectStore<ConfigMap> next = first.createStore(ResourceType.CONFIG_MAPS);
     next.addReference("ns", "c", "pod-1");
     assertThat(next.get("ns", "c").getData()).containsEntry("k", "v");
@@ -123,7 +121,7 @@ class WatchStrategyPersistenceTest {
         .containsExactlyInAnyOrder("configmaps.mv");
 
     api.server().stop();
-    WatchStrategyComponent second = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(properties));
+    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       assertThat(restored.get("ns", "c").getData()).containsEntry("k", "v");
