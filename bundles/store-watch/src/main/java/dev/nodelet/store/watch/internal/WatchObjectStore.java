@@ -517,6 +517,20 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (grant.demote() != null) {
       grant.demote().run();
     }
+    if (grant.openAfterNanos() == 0) {
+      watchAgain(item);
+      return;
+    }
+    // polled until the demoted watch has ended on the server too
+    try {
+      timer.schedule(() -> watchAgain(item), grant.openAfterNanos(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      settings.budget().release(item); // the strategy is closed
+    }
+  }
+
+  /** A polled item that holds a slot opens its watch, unless it was dropped or the store closed meanwhile. */
+  private void watchAgain(WatchItem<T> item) {
     if (stopped || !item.unpoll()) {
       settings.budget().release(item);
       return;
