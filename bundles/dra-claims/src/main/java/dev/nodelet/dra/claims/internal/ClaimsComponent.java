@@ -1,5 +1,6 @@
 package dev.nodelet.dra.claims.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.path;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
@@ -16,7 +17,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
@@ -68,16 +68,7 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(ClaimsConfiguration config) {
-      String directory = config.state_directory() == null ? "" : config.state_directory().strip();
-      if (directory.isEmpty()) {
-        throw new IllegalArgumentException("state.directory: must not be empty");
-      }
-      Path path;
-      try {
-        path = Path.of(directory);
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException("state.directory: not a path (" + e.getMessage() + ")");
-      }
+      Path path = path("state.directory", config.state_directory());
       long initial = within("retry.initial.millis", config::retry_initial_millis, 1, MAX_MILLIS, "milliseconds");
       long max = within("retry.max.millis", config::retry_max_millis, 1, MAX_MILLIS, "milliseconds");
       if (max < initial) {
