@@ -391,8 +391,16 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private void openQueued() {
     Opening<T> next;
     while ((next = openings.poll()) != null) {
-      if (!stopped && next.item().isRun(next.run())) {
-        open(next.item(), next.run(), null);
+      try {
+        if (!stopped && next.item().isRun(next.run())) {
+          open(next.item(), next.run(), null);
+        }
+      } catch (RuntimeException e) {
+        // one broken opening must not stop the queue: the item's next get starts it again
+        LOG.error("Cannot watch {} {}/{}", type, next.item().namespace, next.item().name, e);
+        if (next.item().stop()) {
+          settings.budget().release(next.item());
+        }
       }
     }
     opening.set(false);

@@ -43,6 +43,12 @@ class WatchStrategyComponentTest {
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
   }
 
+  /** What a component activated with the configuration waits for (its health check). */
+  private String waits(Map<String, Object> properties) {
+    return RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
+        config(properties), Map.of()), WatchStrategyComponent::deactivate);
+  }
+
   private static boolean sweepThreadAlive() {
     return Thread.getAllStackTraces().keySet().stream()
         .anyMatch(t -> t.getName().equals("nodelet-store-watch-sweep") && t.isAlive());
@@ -54,7 +60,8 @@ class WatchStrategyComponentTest {
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+        reflectors.get(), new TestNode(), config(Map.of()), Map.of());
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
@@ -84,7 +91,8 @@ class WatchStrategyComponentTest {
     long socketsBefore = sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+      WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+          reflectors.get(), new TestNode(), config(Map.of()), Map.of());
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
@@ -148,7 +156,7 @@ class WatchStrategyComponentTest {
 
   @Test
   void aBadValueIsNamed() {
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(), config(Map.of("resync.interval.seconds", 0)), Map.of()), WatchStrategyComponent::deactivate))
+    assertThat(waits(Map.of("resync.interval.seconds", 0)))
         .contains("resync.interval.seconds: must be between 1 and 86400 seconds, was 0");
   }
 
@@ -166,7 +174,8 @@ class WatchStrategyComponentTest {
   void aStoreTellsItsLastAccess() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+        reflectors.get(), new TestNode(), config(Map.of()), Map.of());
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();

@@ -39,6 +39,12 @@ class WatchStrategyPersistenceTest {
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
   }
 
+  /** What a component activated with the configuration waits for (its health check). */
+  private String waits(Map<String, Object> properties) {
+    return RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
+        config(properties), Map.of()), WatchStrategyComponent::deactivate);
+  }
+
   private Path key(String mode) throws IOException {
     Path key = dir.resolve("key");
     Files.write(key, new byte[32]);
@@ -48,15 +54,16 @@ class WatchStrategyPersistenceTest {
 
   @Test
   void aDirectoryWithoutAKeyFileIsRefusedNamingTheKey() {
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("persistence.dir", dir.resolve("store").toString())), Map.of()), WatchStrategyComponent::deactivate)).contains("persistence.key.file: required");
+    assertThat(waits(Map.of("persistence.dir", dir.resolve("store").toString())))
+        .contains("persistence.key.file: required");
   }
 
   @Test
   void aKeyFileOpenToOthersIsRefusedNamingTheFileAndChmod() throws IOException {
     Path key = key("rw-r--r--");
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file", key.toString())), Map.of()), WatchStrategyComponent::deactivate)).contains("persistence.key.file: ")
+    assertThat(waits(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file",
+        key.toString())))
+        .contains("persistence.key.file: ")
         .contains(key.toString()).contains("chmod 600");
   }
 
@@ -64,7 +71,8 @@ class WatchStrategyPersistenceTest {
   void restoredObjectsObeyTheWatchBudget() throws IOException {
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "max.watches", 2);
-    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+        reflectors.get(), new TestNode(), config(properties), Map.of());
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     for (int i = 0; i < 5; i++) {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
@@ -81,7 +89,8 @@ class WatchStrategyPersistenceTest {
         .newSingleThreadScheduledExecutor();
     sampler.scheduleWithFixedDelay(() -> most.accumulateAndGet(api.server().openWatches("configmaps"), Math::max),
         0, 2, java.util.concurrent.TimeUnit.MILLISECONDS);
-    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+        reflectors.get(), new TestNode(), config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
@@ -104,7 +113,8 @@ class WatchStrategyPersistenceTest {
         .endMetadata().addToData("k", "v").build()).create();
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "persistence.encrypt.configmaps", true);
-    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+        reflectors.get(), new TestNode(), config(properties), Map.of());
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     store.addReference("ns", "c", "pod-1");
     assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
@@ -121,7 +131,8 @@ class WatchStrategyPersistenceTest {
         .containsExactlyInAnyOrder("configmaps.mv");
 
     api.server().stop();
-    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
+        reflectors.get(), new TestNode(), config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       assertThat(restored.get("ns", "c").getData()).containsEntry("k", "v");

@@ -46,7 +46,8 @@ class WatchStrategyReconfigurationTest {
   void start() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
         .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+    watch = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(),
+        config(Map.of()), Map.of());
     manager = ObjectManagers.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
@@ -66,26 +67,28 @@ class WatchStrategyReconfigurationTest {
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
   }
 
+  /** What a component activated with the configuration waits for (its health check). */
+  private String waits(Map<String, Object> properties) {
+    return RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
+        config(properties), Map.of()), WatchStrategyComponent::deactivate);
+  }
+
   @Test
   void anInvalidFirstValueWaitsNamingTheKey() {
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("sync.wait.millis", 3_600_000)), Map.of()), WatchStrategyComponent::deactivate))
+    assertThat(waits(Map.of("sync.wait.millis", 3_600_000)))
         .contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("resync.interval.seconds", "often")), Map.of()), WatchStrategyComponent::deactivate))
+    assertThat(waits(Map.of("resync.interval.seconds", "often")))
         .contains("resync.interval.seconds: not a whole number of seconds");
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(), config(Map.of("sync.wait.millis", 0)), Map.of()), WatchStrategyComponent::deactivate)).contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 0");
+    assertThat(waits(Map.of("sync.wait.millis", 0)))
+        .contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 0");
   }
 
   @Test
   void anInvalidWatchBudgetWaitsOrIsRefusedNamingTheKey() {
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("max.watches", -1)), Map.of()), WatchStrategyComponent::deactivate))
+    assertThat(waits(Map.of("max.watches", -1)))
         .contains("max.watches: must be between 0 and 1000000 watches, was -1");
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("max.watches", "many")), Map.of()), WatchStrategyComponent::deactivate)).contains("max.watches: not a whole number of watches");
-    assertThat(RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("polled.ttl.seconds", -5)), Map.of()), WatchStrategyComponent::deactivate))
+    assertThat(waits(Map.of("max.watches", "many"))).contains("max.watches: not a whole number of watches");
+    assertThat(waits(Map.of("polled.ttl.seconds", -5)))
         .contains("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
 
     WatchStoreStrategy first = watch.strategy();
