@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * store; gets take no manager lock while they wait on a store. Lock order: this manager, then a store.
  *
  * <p>Every store reports what it observes to one {@link WatchFeed}, which outlives the stores, so watches survive a
- * strategy change. Its lock comes before this manager's: it asks whether an object is still referenced.
+ * strategy change. The feed asks whether an object is still referenced without this manager's lock, so that a
+ * registration never waits for an event being fed.
  */
 public final class StrategySwitchingManager<T extends HasMetadata> implements SwitchableObjectManager<T> {
 
