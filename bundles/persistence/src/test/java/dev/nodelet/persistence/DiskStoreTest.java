@@ -48,22 +48,25 @@ class DiskStoreTest {
         .addToStringData("token", value + "-token").build();
   }
 
+  /** Stores an object the way a manager does: the pods' references first, then the object they reference. */
+  static void putReferenced(DiskStore<ConfigMap> store, ConfigMap object, String... pods) {
+    for (String pod : pods) {
+      store.addReference("ns", object.getMetadata().getName(), pod);
+    }
+    store.put(object);
+  }
+
   @Test
   void objectsAndReferencesSurviveAReopen() throws IOException {
     PersistenceOptions options = options("node-a");
     try (Persistence persistence = Persistence.open(options)) {
       DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
-      store.addReference("ns", "a", "pod-1");
-      store.addReference("ns", "a", "pod-2");
-      store.put(configMap("a", "uid-a", "5", "one"));
-      store.addReference("ns", "b", "pod-1");
-      store.put(configMap("b", "uid-b", "6", "two"));
+      putReferenced(store, configMap("a", "uid-a", "5", "one"), "pod-1", "pod-2");
+      putReferenced(store, configMap("b", "uid-b", "6", "two"), "pod-1");
       store.put(configMap("b", "uid-b", "9", "three"));
-      store.addReference("ns", "c", "pod-3");
-      store.put(configMap("c", "uid-c", "4", "gone"));
+      putReferenced(store, configMap("c", "uid-c", "4", "gone"), "pod-3");
       store.remove("ns", "c");
-      store.addReference("ns", "d", "pod-4");
-      store.put(configMap("d", "uid-d", "4", "unreferenced"));
+      putReferenced(store, configMap("d", "uid-d", "4", "unreferenced"), "pod-4");
       store.deleteReference("ns", "d", "pod-4");
       store.deleteReference("ns", "a", "pod-2");
     }
@@ -208,8 +211,7 @@ class DiskStoreTest {
     try (Persistence persistence = Persistence.open(unlimited)) {
       DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
       for (String name : List.of("old", "newer", "kept")) {
-        store.addReference("ns", name, "pod-" + name);
-        store.put(configMap(name, "uid-" + name, "1", "x".repeat(1000)));
+        putReferenced(store, configMap(name, "uid-" + name, "1", "x".repeat(1000)), "pod-" + name);
         Thread.sleep(5); // distinct reference times
       }
     }
@@ -218,8 +220,7 @@ class DiskStoreTest {
       assertThat(store.load()).hasSize(3);
       // pod-kept registers again in this run: its object is current and never dropped
       store.addReference("ns", "kept", "pod-kept");
-      store.addReference("ns", "fresh", "pod-fresh");
-      store.put(configMap("fresh", "uid-fresh", "1", "y".repeat(1000)));
+      putReferenced(store, configMap("fresh", "uid-fresh", "1", "y".repeat(1000)), "pod-fresh");
       assertThat(store.load()).extracting(s -> s.object().getMetadata().getName())
           .containsExactlyInAnyOrder("newer", "kept", "fresh");
       assertThat(store.storedBytes()).isLessThanOrEqualTo(3_500);
@@ -235,11 +236,8 @@ class DiskStoreTest {
     PersistenceOptions options = options("node-a");
     try (Persistence persistence = Persistence.open(options)) {
       DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
-      store.addReference("ns", "shared", "pod-gone");
-      store.addReference("ns", "shared", "pod-back");
-      store.put(configMap("shared", "uid-s", "1", "s"));
-      store.addReference("ns", "only-gone", "pod-gone");
-      store.put(configMap("only-gone", "uid-o", "1", "o"));
+      putReferenced(store, configMap("shared", "uid-s", "1", "s"), "pod-gone", "pod-back");
+      putReferenced(store, configMap("only-gone", "uid-o", "1", "o"), "pod-gone");
     }
     try (Persistence persistence = Persistence.open(options)) {
       DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
