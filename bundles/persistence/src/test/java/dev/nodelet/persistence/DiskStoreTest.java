@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,11 +57,17 @@ class DiskStoreTest {
     store.put(object);
   }
 
+  /** Opens the persistence of {@code options}, hands its ConfigMap store to {@code use} and closes it: one run. */
+  static void withConfigMaps(PersistenceOptions options, Consumer<DiskStore<ConfigMap>> use) throws IOException {
+    try (Persistence persistence = Persistence.open(options)) {
+      use.accept(persistence.store(ResourceType.CONFIG_MAPS));
+    }
+  }
+
   @Test
   void objectsAndReferencesSurviveAReopen() throws IOException {
     PersistenceOptions options = options("node-a");
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    withConfigMaps(options, store -> {
       putReferenced(store, configMap("a", "uid-a", "5", "one"), "pod-1", "pod-2");
       putReferenced(store, configMap("b", "uid-b", "6", "two"), "pod-1");
       store.put(configMap("b", "uid-b", "9", "three"));
@@ -69,15 +76,13 @@ class DiskStoreTest {
       putReferenced(store, configMap("d", "uid-d", "4", "unreferenced"), "pod-4");
       store.deleteReference("ns", "d", "pod-4");
       store.deleteReference("ns", "a", "pod-2");
-    }
-    try (Persistence persistence = Persistence.open(options)) {
-      List<StoredObject<ConfigMap>> loaded = persistence.store(ResourceType.CONFIG_MAPS).load();
-      assertThat(loaded).extracting(s -> s.object().getMetadata().getName(), s -> s.object().getMetadata().getUid(),
-          s -> s.object().getMetadata().getResourceVersion(), s -> s.object().getData().get("k"), StoredObject::podUids)
-          .containsExactlyInAnyOrder(
-              org.assertj.core.groups.Tuple.tuple("a", "uid-a", "5", "one", Set.of("pod-1")),
-              org.assertj.core.groups.Tuple.tuple("b", "uid-b", "9", "three", Set.of("pod-1")));
-    }
+    });
+    withConfigMaps(options, store -> assertThat(store.load()).extracting(s -> s.object().getMetadata().getName(),
+        s -> s.object().getMetadata().getUid(), s -> s.object().getMetadata().getResourceVersion(),
+        s -> s.object().getData().get("k"), StoredObject::podUids)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple("a", "uid-a", "5", "one", Set.of("pod-1")),
+            org.assertj.core.groups.Tuple.tuple("b", "uid-b", "9", "three", Set.of("pod-1"))));
   }
 
   @Test
@@ -194,15 +199,12 @@ class DiskStoreTest {
     byte[] garbage = new byte[64 * 1024];
     new java.util.Random(1).nextBytes(garbage);
     Files.write(options.directory().resolve("configmaps.mv"), garbage);
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    withConfigMaps(options, store -> {
       assertThat(store.load()).isEmpty();
       store.put(configMap("a", "uid-a", "5", "one"));
-    }
+    });
     assertThat(asideFiles()).hasSize(1);
-    try (Persistence persistence = Persistence.open(options)) {
-      assertThat(persistence.store(ResourceType.CONFIG_MAPS).load()).hasSize(1);
-    }
+    withConfigMaps(options, store -> assertThat(store.load()).hasSize(1));
   }
 
   @Test
@@ -215,8 +217,7 @@ class DiskStoreTest {
         Thread.sleep(5); // distinct reference times
       }
     }
-    try (Persistence persistence = Persistence.open(unlimited.withMaxBytes(3_500))) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    withConfigMaps(unlimited.withMaxBytes(3_500), store -> {
       assertThat(store.load()).hasSize(3);
       // pod-kept registers again in this run: its object is current and never dropped
       store.addReference("ns", "kept", "pod-kept");
@@ -228,19 +229,17 @@ class DiskStoreTest {
       // only current pods' objects are left, even though they are over the limit
       assertThat(store.load()).extracting(s -> s.object().getMetadata().getName())
           .containsExactlyInAnyOrder("kept", "fresh");
-    }
+    });
   }
 
   @Test
   void restoredPodsThatDoNotRegisterAgainAreDroppedWithTheirObjects() throws IOException {
     PersistenceOptions options = options("node-a");
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    withConfigMaps(options, store -> {
       putReferenced(store, configMap("shared", "uid-s", "1", "s"), "pod-gone", "pod-back");
       putReferenced(store, configMap("only-gone", "uid-o", "1", "o"), "pod-gone");
-    }
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    });
+    withConfigMaps(options, store -> {
       assertThat(store.load()).hasSize(2);
       store.addReference("ns", "shared", "pod-back");
       assertThat(store.dropRestoredPods()).isEqualTo(1);
@@ -248,7 +247,7 @@ class DiskStoreTest {
         assertThat(s.object().getMetadata().getName()).isEqualTo("shared");
         assertThat(s.podUids()).containsExactly("pod-back");
       });
-    }
+    });
   }
 
   @Test

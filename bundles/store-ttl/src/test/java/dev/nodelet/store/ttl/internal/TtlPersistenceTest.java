@@ -229,19 +229,17 @@ class TtlPersistenceTest {
         .hasMessageContaining("persistence.restored.grace.seconds: must be between 1 and 86400");
   }
 
-  @Test
-  void anotherDirectoryClosesTheOneBeforeAndTheNewStoresWriteToTheNewOne() {
-    Path before = dir.resolve("before");
-    Path after = dir.resolve("after");
-    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, config(Map.of(
-        "persistence.dir", before.toString(), "persistence.key.file", keyFile.toString(),
-        "use.node.ttl.annotation", false)));
+  /**
+   * Activates the component with {@code properties} and fetches ConfigMap a through a store, then reconfigures it
+   * with {@code changed} and fetches b through a new store; closes both stores and deactivates the component.
+   */
+  private void fetchAThenReconfigureAndFetchB(Map<String, Object> properties, Map<String, Object> changed) {
+    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, config(properties));
     try {
       ObjectStore<ConfigMap> first = component.createStore(ResourceType.CONFIG_MAPS);
       first.addReference("ns", "a", "pod-1");
       assertThat(data(first.get("ns", "a"))).isEqualTo("a-1");
-      component.modified(config(Map.of("persistence.dir", after.toString(),
-          "persistence.key.file", keyFile.toString(), "use.node.ttl.annotation", false)));
+      component.modified(config(changed));
       ObjectStore<ConfigMap> next = component.createStore(ResourceType.CONFIG_MAPS);
       next.addReference("ns", "b", "pod-1");
       assertThat(data(next.get("ns", "b"))).isEqualTo("b-1");
@@ -250,6 +248,16 @@ class TtlPersistenceTest {
     } finally {
       component.deactivate();
     }
+  }
+
+  @Test
+  void anotherDirectoryClosesTheOneBeforeAndTheNewStoresWriteToTheNewOne() {
+    Path before = dir.resolve("before");
+    Path after = dir.resolve("after");
+    fetchAThenReconfigureAndFetchB(Map.of("persistence.dir", before.toString(),
+        "persistence.key.file", keyFile.toString(), "use.node.ttl.annotation", false),
+        Map.of("persistence.dir", after.toString(), "persistence.key.file", keyFile.toString(),
+            "use.node.ttl.annotation", false));
     // both directories are closed (a file still open would be refused as in use) and each holds what its stores
     // fetched
     for (Map.Entry<Path, String> expected : Map.of(before, "a", after, "b").entrySet()) {
@@ -265,23 +273,10 @@ class TtlPersistenceTest {
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,
         "use.node.ttl.annotation", false);
-    TtlStrategyComponent first = new TtlStrategyComponent(api.client(), node, config(properties));
-    try {
-      ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
-      store.addReference("ns", "a", "pod-1");
-      assertThat(data(store.get("ns", "a"))).isEqualTo("a-1");
-      // a change that keeps the persistence keys: the new stores share the open directory with the old ones
-      first.modified(config(Map.of("persistence.dir", dir.resolve("store").toString(),
-          "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,
-          "use.node.ttl.annotation", false, "default.ttl.seconds", 120)));
-      ObjectStore<ConfigMap> next = first.createStore(ResourceType.CONFIG_MAPS);
-      next.addReference("ns", "b", "pod-1");
-      assertThat(data(next.get("ns", "b"))).isEqualTo("b-1");
-      store.close();
-      next.close();
-    } finally {
-      first.deactivate();
-    }
+    // a change that keeps the persistence keys: the new stores share the open directory with the old ones
+    fetchAThenReconfigureAndFetchB(properties, Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,
+        "use.node.ttl.annotation", false, "default.ttl.seconds", 120));
 
     api.server().stop();
     TtlStrategyComponent second = new TtlStrategyComponent(api.client(), node, config(properties));

@@ -8,38 +8,25 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.process.Descriptors;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 class WatchStrategyComponentTest {
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
-
-  @AfterEach
-  void closeReflectors() {
-    reflectors.close();
-  }
-
-  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
-    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
-  }
+  final WatchComponentExtension ds = new WatchComponentExtension();
+  private final ApiServerExtension api = ds.api();
 
   private static boolean sweepThreadAlive() {
     return Thread.getAllStackTraces().keySet().stream()
@@ -52,7 +39,7 @@ class WatchStrategyComponentTest {
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+    WatchStrategyComponent component = ds.activate(Map.of());
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
@@ -79,10 +66,10 @@ class WatchStrategyComponentTest {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
           .endMetadata().build()).create();
     }
-    long socketsBefore = sockets();
+    long socketsBefore = Descriptors.sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+      WatchStrategyComponent component = ds.activate(Map.of());
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
@@ -94,7 +81,7 @@ class WatchStrategyComponentTest {
     // idle connections close, and the selector threads end, with the garbage collector
     await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
       System.gc();
-      return sockets() <= socketsBefore && threads("HttpClient-").count() <= selectorsBefore;
+      return Descriptors.sockets() <= socketsBefore && threads("HttpClient-").count() <= selectorsBefore;
     });
   }
 
@@ -103,22 +90,10 @@ class WatchStrategyComponentTest {
         .filter(n -> n.startsWith(prefix));
   }
 
-  /** The sockets this JVM holds open, the embedded server's included. */
-  private static long sockets() throws IOException {
-    try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-      return fds.filter(fd -> {
-        try {
-          return Files.readSymbolicLink(fd).toString().startsWith("socket:");
-        } catch (IOException e) {
-          return false; // closed while listing
-        }
-      }).count();
-    }
-  }
 
   @Test
   void aBadValueIsNamed() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of("resync.interval.seconds", 0))))
+    assertThatThrownBy(() -> ds.activate(Map.of("resync.interval.seconds", 0)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("resyncInterval must be positive, was PT0S");
   }
@@ -137,7 +112,7 @@ class WatchStrategyComponentTest {
   void aStoreTellsItsLastAccess() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+    WatchStrategyComponent component = ds.activate(Map.of());
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();

@@ -1,5 +1,6 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.store.watch.internal.WatchComponentExtension.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -18,7 +19,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 /**
  * Configuration of the watch strategy component, with a ConfigMap manager that takes a fresh store of it whenever
@@ -31,21 +31,15 @@ class WatchStrategyReconfigurationTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
-
-  @AfterEach
-  void closeReflectors() {
-    reflectors.close();
-  }
+  final WatchComponentExtension ds = new WatchComponentExtension();
+  private final ApiServerExtension api = ds.api();
   private WatchStrategyComponent watch;
   private SwitchableObjectManager<ConfigMap> manager;
 
   @BeforeEach
   void start() {
-    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
-        .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of()));
+    api.createConfigMap("ns", "a", Map.of("k", "1"));
+    watch = ds.activate(Map.of());
     manager = ObjectManagers.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
@@ -61,36 +55,27 @@ class WatchStrategyReconfigurationTest {
     watch.deactivate();
   }
 
-  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
-    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
-  }
-
   @Test
   void activationWithAnInvalidValueFailsNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("sync.wait.millis", 3_600_000))))
+    assertThatThrownBy(() -> ds.activate(Map.of("sync.wait.millis", 3_600_000)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("resync.interval.seconds", "often"))))
+    assertThatThrownBy(() -> ds.activate(Map.of("resync.interval.seconds", "often")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
     // what the builder refuses by itself keeps the builder's message
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(), config(Map.of("sync.wait.millis", 0))))
+    assertThatThrownBy(() -> ds.activate(Map.of("sync.wait.millis", 0)))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
   }
 
   @Test
   void anInvalidWatchBudgetIsRefusedNamingTheKey() {
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("max.watches", -1))))
+    assertThatThrownBy(() -> ds.activate(Map.of("max.watches", -1)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("max.watches: must be between 0 and 1000000 watches, was -1");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("max.watches", "many"))))
+    assertThatThrownBy(() -> ds.activate(Map.of("max.watches", "many")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("max.watches: not a whole number of watches");
-    assertThatThrownBy(() -> new WatchStrategyComponent(api.client(), reflectors.get(), new TestNode(),
-        config(Map.of("polled.ttl.seconds", -5))))
+    assertThatThrownBy(() -> ds.activate(Map.of("polled.ttl.seconds", -5)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
 
