@@ -64,10 +64,17 @@ class DiskStoreTest {
     }
   }
 
+  /** Node node-a's ConfigMap store in one run, given to {@code before}, then in the next, given to {@code after}. */
+  private void acrossARestart(Consumer<DiskStore<ConfigMap>> before, Consumer<DiskStore<ConfigMap>> after)
+      throws IOException {
+    PersistenceOptions options = options("node-a");
+    withConfigMaps(options, before);
+    withConfigMaps(options, after);
+  }
+
   @Test
   void objectsAndReferencesSurviveAReopen() throws IOException {
-    PersistenceOptions options = options("node-a");
-    withConfigMaps(options, store -> {
+    acrossARestart(store -> {
       putReferenced(store, configMap("a", "uid-a", "5", "one"), "pod-1", "pod-2");
       putReferenced(store, configMap("b", "uid-b", "6", "two"), "pod-1");
       store.put(configMap("b", "uid-b", "9", "three"));
@@ -76,8 +83,7 @@ class DiskStoreTest {
       putReferenced(store, configMap("d", "uid-d", "4", "unreferenced"), "pod-4");
       store.deleteReference("ns", "d", "pod-4");
       store.deleteReference("ns", "a", "pod-2");
-    });
-    withConfigMaps(options, store -> assertThat(store.load()).extracting(s -> s.object().getMetadata().getName(),
+    }, store -> assertThat(store.load()).extracting(s -> s.object().getMetadata().getName(),
         s -> s.object().getMetadata().getUid(), s -> s.object().getMetadata().getResourceVersion(),
         s -> s.object().getData().get("k"), StoredObject::podUids)
         .containsExactlyInAnyOrder(
@@ -234,12 +240,10 @@ class DiskStoreTest {
 
   @Test
   void restoredPodsThatDoNotRegisterAgainAreDroppedWithTheirObjects() throws IOException {
-    PersistenceOptions options = options("node-a");
-    withConfigMaps(options, store -> {
+    acrossARestart(store -> {
       putReferenced(store, configMap("shared", "uid-s", "1", "s"), "pod-gone", "pod-back");
       putReferenced(store, configMap("only-gone", "uid-o", "1", "o"), "pod-gone");
-    });
-    withConfigMaps(options, store -> {
+    }, store -> {
       assertThat(store.load()).hasSize(2);
       store.addReference("ns", "shared", "pod-back");
       assertThat(store.dropRestoredPods()).isEqualTo(1);
