@@ -39,7 +39,7 @@ final class JmhMeasures {
     return List.of(new Row(1, "cached get of a watched, synced object (" + CachedGetBenchmark.OBJECTS
             + " objects, read in turn; 1 thread)", withError(nodelet) + " (" + Stats.fmt(n / m) + "× the map)",
         "informer store lookup " + withError(informer) + "; bare ConcurrentHashMap.get " + withError(map),
-        "≤ 1.5× the bare map, and faster than the informer", Row.verdict(n <= 1.5 * m && n < i)));
+        "—", "—")); // no target: the row compares the store with the informer and the bare map
   }
 
   static List<Row> registerPod(Settings settings) {

@@ -114,22 +114,33 @@ class LauncherIT {
     Process driver = null;
     try {
       awaitLine(Main.READY);
-      String prefix = "  external DRA drivers register their sockets in ";
-      Path registry = Path.of(awaitLine(prefix).substring(prefix.length()));
-      driver = new ProcessBuilder(java(), "-jar", DRIVER_JAR.toAbsolutePath().toString(),
-          "--registry", registry.toString(), "--plugins", dir.resolve("plugins").toString(),
-          "--name", "ext.example.com", "--devices", "3")
-          .redirectErrorStream(true).redirectOutput(dir.resolve("driver.txt").toFile()).start();
-      awaitLineContaining("Registered DRA driver ext.example.com");
-      try (KubernetesClient client = client()) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> devices(client, "nodelet-demo", "ext.example.com") == 3);
-      }
+      driver = startExternalDriverWithThreeDevices();
       assertThat(lines()).noneMatch(line -> line.contains("UnsatisfiedLinkError"));
     } finally {
       if (driver != null) {
         driver.destroyForcibly();
       }
       process.destroyForcibly();
+    }
+  }
+
+  /** Starts the example external driver on the launcher's registration folder and waits for its slices. */
+  private Process startExternalDriverWithThreeDevices() throws Exception {
+    String prefix = "  external DRA drivers register their sockets in ";
+    Path registry = Path.of(awaitLine(prefix).substring(prefix.length()));
+    Process driver = new ProcessBuilder(java(), "-jar", DRIVER_JAR.toAbsolutePath().toString(),
+        "--registry", registry.toString(), "--plugins", dir.resolve("plugins").toString(),
+        "--name", "ext.example.com", "--devices", "3")
+        .redirectErrorStream(true).redirectOutput(dir.resolve("driver.txt").toFile()).start();
+    try {
+      awaitLineContaining("Registered DRA driver ext.example.com");
+      try (KubernetesClient client = client()) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> devices(client, "nodelet-demo", "ext.example.com") == 3);
+      }
+      return driver;
+    } catch (Exception | AssertionError e) {
+      driver.destroyForcibly();
+      throw e;
     }
   }
 
@@ -481,22 +492,28 @@ class LauncherIT {
   }
 
   @Test
-  void aComponentThatFailsToActivateIsReportedAndHoldsReadiness() throws Exception {
+  void aComponentWithAnInvalidConfigurationIsReportedOnceHoldsReadinessAndComesUpWhenFixed() throws Exception {
     Path file = Files.createDirectories(dir.resolve("etc")).resolve("dev.nodelet.dra.grpc.cfg");
     Files.writeString(file, "unreachable.withdraw.seconds=-1\n");
     Process process = launch();
+    Process driver = null;
     try {
-      assertThat(awaitLine("nodelet: component dev.nodelet.dra.grpc.internal.GrpcDraComponent"))
-          .contains("(nodelet-dra-grpc) failed to activate").contains("unreachable.withdraw.seconds");
-      assertThat(awaitLine("Nodelet waiting: ")).contains("GrpcDraComponent");
-      assertThat(lines()).noneMatch(line -> line.startsWith(Main.READY));
+      String error = "Configuration dev.nodelet.dra.grpc is invalid, the external DRA drivers' registration waits for"
+          + " a valid one: unreachable.withdraw.seconds: must be between 0 and 86400 seconds, was -1";
+      awaitLineContaining(error);
+      assertThat(awaitLine("Nodelet waiting: ")).contains("health check dev.nodelet.dra.grpc: CRITICAL")
+          .contains("unreachable.withdraw.seconds").contains("etc/dev.nodelet.dra.grpc.cfg");
+      assertThat(lines()).noneMatch(line -> line.startsWith(Main.READY))
+          .noneMatch(line -> line.contains("failed to activate"));
 
-      Files.delete(file);
-      awaitLine("nodelet: component dev.nodelet.dra.grpc.internal.GrpcDraComponent is no longer failing");
+      Files.writeString(file, "unreachable.withdraw.seconds=30\n");
       awaitLine(Main.READY);
-      assertThat(lines().stream().filter(line -> line.startsWith("nodelet: component")
-          && line.contains("failed to activate")).count()).as("said once").isEqualTo(1);
+      driver = startExternalDriverWithThreeDevices();
+      assertThat(lines().stream().filter(line -> line.contains(error)).count()).as("said once").isEqualTo(1);
     } finally {
+      if (driver != null) {
+        driver.destroyForcibly();
+      }
       process.destroyForcibly();
     }
   }

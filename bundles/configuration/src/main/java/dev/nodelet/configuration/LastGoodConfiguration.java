@@ -1,17 +1,28 @@
 package dev.nodelet.configuration;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import org.apache.felix.hc.api.HealthCheck;
+import org.apache.felix.hc.api.Result;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one way a Nodelet component takes its configuration: each configuration is validated into settings; at
- * activation an invalid one fails the activation, later an invalid one is refused with one error naming the key and
- * the last good settings stay in force. The component applies what {@link #offer} returns from its
- * {@code @Modified} method, in place; Declarative Services then publishes the new service properties, and consumers
- * (the managers, for a store strategy) take the new service state from there.
+ * The one way a Nodelet component takes its configuration. Each configuration is validated into settings; the
+ * component applies a valid one in place from its {@code @Modified} method; an invalid one is refused with one error
+ * naming the key, and the last good settings stay in force. A component whose first configuration is invalid stays
+ * active and waits: it publishes none of its services (see {@link #publishing}), and a health check tagged
+ * {@value #READY_TAG} holds readiness, saying which key is wrong, until a valid configuration comes through
+ * {@code @Modified}. So a component never fails its activation over its configuration, and fixing a {@code .cfg}
+ * file is all it takes to bring it up.
  *
  * @param <C> the configuration type (an {@code @ObjectClassDefinition} interface)
  * @param <S> the validated settings; {@code equals} tells an unchanged configuration (settings without
@@ -19,18 +30,41 @@ import org.slf4j.LoggerFactory;
  */
 public final class LastGoodConfiguration<C, S> {
 
+  /** The tag of the health check of a waiting component: readiness. */
+  public static final String READY_TAG = "nodelet";
+
   private static final Logger LOG = LoggerFactory.getLogger(LastGoodConfiguration.class);
 
   private final String pid;
   private final String component;
   private final Function<? super C, ? extends S> validate;
-  private volatile S current; // null until a valid configuration came (waiting only)
+  private final ServicePublisher publisher; // null: no health check, no services
+  private final List<Service> services = new ArrayList<>(); // guarded by this
+  private volatile S current; // null while waiting for a valid configuration
+  private volatile String problem; // why it waits; null once a valid configuration came
+  private ServicePublisher.Registration check; // guarded by this; registered while it waits
 
-  private LastGoodConfiguration(String pid, String component, Function<? super C, ? extends S> validate, S first) {
-    this.pid = pid;
-    this.component = component;
+  /** A service of the component, registered once a valid configuration is in force. */
+  private static final class Service {
+    final List<String> classes;
+    final Object object;
+    final Map<String, ?> properties;
+    ServicePublisher.Registration registration;
+
+    Service(List<String> classes, Object object, Map<String, ?> properties) {
+      this.classes = classes;
+      this.object = object;
+      this.properties = properties;
+    }
+  }
+
+  private LastGoodConfiguration(String pid, String component, Function<? super C, ? extends S> validate, S first,
+      ServicePublisher publisher) {
+    this.pid = Objects.requireNonNull(pid, "pid");
+    this.component = Objects.requireNonNull(component, "component");
     this.validate = Objects.requireNonNull(validate, "validate");
     this.current = first;
+    this.publisher = publisher;
   }
 
   /**
@@ -50,7 +84,8 @@ public final class LastGoodConfiguration<C, S> {
       Function<? super C, ? extends S> validate) {
     Objects.requireNonNull(validate, "validate");
     try {
-      return new LastGoodConfiguration<>(pid, component, validate, Objects.requireNonNull(validate.apply(config)));
+      return new LastGoodConfiguration<>(pid, component, validate, Objects.requireNonNull(validate.apply(config)),
+          null);
     } catch (IllegalArgumentException e) {
       LOG.error("Configuration {} is invalid, {} does not start: {}", pid, component, e.getMessage());
       throw e;
@@ -58,25 +93,64 @@ public final class LastGoodConfiguration<C, S> {
   }
 
   /**
-   * For a component that stays active without a valid configuration and provides nothing until one comes (the
-   * Kubernetes client: its consumers wait for its services). Every configuration, the first included, goes through
-   * {@link #offer}.
+   * For a component whose other services say that it waits (the Kubernetes client: its own health checks report
+   * that there is no client). Every configuration, the first included, goes through {@link #offer}.
    *
    * @param pid the configuration PID, for messages
    * @param component what the component is, for messages
-   * @param validate as for {@link #activate}
+   * @param validate turns a configuration into settings; throws {@link IllegalArgumentException} naming the key
+   *     that is wrong and why
    * @param <C> the configuration type
    * @param <S> the settings type
    * @return the helper, holding no settings yet
    */
   public static <C, S> LastGoodConfiguration<C, S> waiting(String pid, String component,
       Function<? super C, ? extends S> validate) {
-    return new LastGoodConfiguration<>(pid, component, validate, null);
+    return new LastGoodConfiguration<>(pid, component, validate, null, null);
+  }
+
+  /**
+   * For a component that reports its waiting through a health check and registers its services itself, once its
+   * settings are in force. Every configuration, the first included, goes through {@link #apply}.
+   *
+   * @param pid the configuration PID, for messages and the health check's name
+   * @param component what the component is, for messages
+   * @param validate turns a configuration into settings; throws {@link IllegalArgumentException} naming the key
+   *     that is wrong and why
+   * @param publisher where the health check and the services go
+   * @param <C> the configuration type
+   * @param <S> the settings type
+   * @return the helper, holding no settings yet
+   */
+  public static <C, S> LastGoodConfiguration<C, S> waiting(String pid, String component,
+      Function<? super C, ? extends S> validate, ServicePublisher publisher) {
+    return new LastGoodConfiguration<>(pid, component, validate, null, Objects.requireNonNull(publisher,
+        "publisher"));
+  }
+
+  /**
+   * Declares a service of the component: registered when the first valid configuration has been applied, its
+   * properties replaced with every later one (so that consumers see the change), withdrawn by {@link #close}.
+   * Declare before the first {@link #apply}.
+   *
+   * @param service the service object
+   * @param properties service properties of its own, besides the component's properties
+   * @param classes the interfaces it is registered under
+   * @return this
+   */
+  public synchronized LastGoodConfiguration<C, S> publishing(Object service, Map<String, ?> properties,
+      Class<?>... classes) {
+    if (publisher == null) {
+      throw new IllegalStateException("Configuration " + pid + ": services need a publisher (see waiting)");
+    }
+    services.add(new Service(Arrays.stream(classes).map(Class::getName).toList(), service,
+        Map.copyOf(properties)));
+    return this;
   }
 
   /**
    * @return the settings in force
-   * @throws IllegalStateException if no valid configuration came yet (only after {@link #waiting})
+   * @throws IllegalStateException if no valid configuration came yet
    */
   public S current() {
     S settings = current;
@@ -86,36 +160,114 @@ public final class LastGoodConfiguration<C, S> {
     return settings;
   }
 
-  /** @return the settings in force; empty until a valid configuration came (only after {@link #waiting}) */
+  /** @return the settings in force; empty until a valid configuration came */
   public Optional<S> settings() {
     return Optional.ofNullable(current);
   }
 
+  /** @return why the component waits: the error of its invalid configuration; empty once a valid one came */
+  public Optional<String> problem() {
+    return Optional.ofNullable(problem);
+  }
+
   /**
-   * A new configuration (for the component's {@code @Modified} method). Never throws for an invalid one.
+   * A new configuration (for the component's {@code @Modified} method, when the component applies the settings
+   * itself). Never throws for an invalid one.
    *
    * @param config the configuration
    * @return the new settings, now in force, if the configuration is valid and differs from the settings in force;
    *     empty if it is unchanged, or invalid (then an error naming the key is logged and the settings stay)
    */
-  public synchronized Optional<S> offer(C config) {
+  public Optional<S> offer(C config) {
+    AtomicReference<S> applied = new AtomicReference<>();
+    apply(config, Map.of(), applied::set);
+    return Optional.ofNullable(applied.get());
+  }
+
+  /**
+   * A new configuration, the first included (for the component's constructor and {@code @Modified} method). A
+   * valid one that differs from the settings in force is handed to {@code change}, then becomes the settings in
+   * force: the waiting ends (its health check goes), and the services are registered, or given the new properties.
+   * An invalid one is refused: one error naming the key is logged, the settings in force stay, and a component
+   * without any waits, reporting it through its health check.
+   *
+   * @param config the configuration
+   * @param properties the component's properties (private ones, starting with '.', are not published)
+   * @param change applies the new settings to the component; what it throws leaves the settings as they were
+   * @return whether the configuration was applied
+   */
+  public synchronized boolean apply(C config, Map<String, ?> properties, Consumer<? super S> change) {
     S next;
     try {
       next = Objects.requireNonNull(validate.apply(config));
     } catch (IllegalArgumentException e) {
-      if (current == null) {
-        LOG.error("Configuration {} is invalid, {} waits for a valid one: {}", pid, component, e.getMessage());
-      } else {
-        LOG.error("Configuration {} refused, {} keeps its last good configuration ({}): {}", pid, component,
-            current, e.getMessage());
-      }
-      return Optional.empty();
+      refuse(e.getMessage());
+      return false;
     }
     if (next.equals(current)) {
-      return Optional.empty();
+      return false;
     }
+    change.accept(next);
     current = next;
     LOG.info("Configuration {} applied to {}: {}", pid, component, next);
-    return Optional.of(next);
+    if (check != null) {
+      check.unregister();
+      check = null;
+    }
+    problem = null;
+    publish(properties);
+    return true;
+  }
+
+  private void refuse(String error) {
+    if (current != null) {
+      LOG.error("Configuration {} refused, {} keeps its last good configuration ({}): {}", pid, component, current,
+          error);
+      return;
+    }
+    LOG.error("Configuration {} is invalid, {} waits for a valid one: {}", pid, component, error);
+    problem = component + " waits for a valid configuration " + pid + ": " + error + "; correct it (etc/" + pid
+        + ".cfg)";
+    if (publisher != null && check == null) {
+      check = publisher.register(List.of(HealthCheck.class.getName()), (HealthCheck) this::health,
+          Map.of(HealthCheck.NAME, pid, HealthCheck.TAGS, new String[] {READY_TAG}));
+    }
+  }
+
+  private Result health() {
+    String waiting = problem;
+    return waiting == null ? new Result(Result.Status.OK, "configuration " + pid + " in force")
+        : new Result(Result.Status.CRITICAL, waiting);
+  }
+
+  private void publish(Map<String, ?> componentProperties) {
+    for (Service service : services) {
+      Map<String, Object> properties = new HashMap<>();
+      componentProperties.forEach((key, value) -> {
+        if (!key.startsWith(".")) {
+          properties.put(key, value);
+        }
+      });
+      properties.putAll(service.properties);
+      if (service.registration == null) {
+        service.registration = publisher.register(service.classes, service.object, properties);
+      } else {
+        service.registration.update(properties);
+      }
+    }
+  }
+
+  /** Withdraws the services and the health check; for the component's {@code @Deactivate} method, first. */
+  public synchronized void close() {
+    for (Service service : services) {
+      if (service.registration != null) {
+        service.registration.unregister();
+        service.registration = null;
+      }
+    }
+    if (check != null) {
+      check.unregister();
+      check = null;
+    }
   }
 }

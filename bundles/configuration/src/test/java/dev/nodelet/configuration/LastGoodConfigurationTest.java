@@ -3,6 +3,11 @@ package dev.nodelet.configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.felix.hc.api.HealthCheck;
+import org.apache.felix.hc.api.Result;
 import org.junit.jupiter.api.Test;
 
 /** Validate, refuse an invalid configuration with the validator's message, keep the last good one. */
@@ -52,5 +57,71 @@ class LastGoodConfigurationTest {
     assertThat(config.offer("2")).contains(2);
     assertThat(config.offer("-1")).isEmpty();
     assertThat(config.settings()).contains(2);
+  }
+
+  @Test
+  void anInvalidFirstConfigurationWaitsWithAHealthCheckAndPublishesNothingUntilAValidOne() {
+    RecordingPublisher registry = new RecordingPublisher();
+    Runnable service = () -> { };
+    List<Integer> applied = new ArrayList<>();
+    LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("dev.nodelet.thing", "the thing",
+        LastGoodConfigurationTest::positive, registry).publishing(service, Map.of("kind", "thing"), Runnable.class);
+
+    assertThat(config.apply("-1", Map.of(), applied::add)).isFalse();
+    assertThat(applied).isEmpty();
+    assertThat(config.settings()).isEmpty();
+    assertThat(config.problem()).contains("the thing waits for a valid configuration dev.nodelet.thing: size: must be"
+        + " positive, was -1; correct it (etc/dev.nodelet.thing.cfg)");
+    assertThat(registry.registered).doesNotContainKey(service);
+    assertThat(registry.registered.get(registry.check())).containsEntry(HealthCheck.NAME, "dev.nodelet.thing");
+    assertThat((String[]) registry.registered.get(registry.check()).get(HealthCheck.TAGS)).containsExactly("nodelet");
+    Result waiting = registry.check().execute();
+    assertThat(waiting.getStatus()).isEqualTo(Result.Status.CRITICAL);
+    assertThat(waiting.iterator().next().getMessage()).contains("size: must be positive, was -1");
+
+    assertThat(config.apply("zero", Map.of(), applied::add)).isFalse();
+    assertThat(registry.history).as("one health check however often it is refused")
+        .containsExactly("register [org.apache.felix.hc.api.HealthCheck]");
+    assertThat(config.problem()).get().asString().contains("size: not a number (zero)");
+
+    assertThat(config.apply("2", Map.of("size", 2, ".secret", "x"), applied::add)).isTrue();
+    assertThat(applied).containsExactly(2);
+    assertThat(config.current()).isEqualTo(2);
+    assertThat(config.problem()).isEmpty();
+    assertThat(registry.registered).containsOnlyKeys(service);
+    assertThat(registry.registered.get(service)).isEqualTo(Map.of("size", 2, "kind", "thing"));
+
+    assertThat(config.apply("-5", Map.of("size", -5), applied::add)).as("refused").isFalse();
+    assertThat(config.current()).isEqualTo(2);
+    assertThat(config.problem()).as("running on the last good one").isEmpty();
+    assertThat(registry.registered).containsOnlyKeys(service);
+    assertThat(registry.registered.get(service)).containsEntry("size", 2);
+
+    assertThat(config.apply("2", Map.of("size", 2), applied::add)).as("unchanged").isFalse();
+    assertThat(config.apply("3", Map.of("size", 3), applied::add)).isTrue();
+    assertThat(applied).containsExactly(2, 3);
+    assertThat(registry.registered.get(service)).containsEntry("size", 3);
+
+    config.close();
+    assertThat(registry.registered).isEmpty();
+    assertThat(registry.history).containsExactly("register [org.apache.felix.hc.api.HealthCheck]",
+        "unregister [org.apache.felix.hc.api.HealthCheck]", "register [java.lang.Runnable]",
+        "update [java.lang.Runnable]", "unregister [java.lang.Runnable]");
+  }
+
+  @Test
+  void whatTheChangeThrowsLeavesTheSettingsAndTheWaitingAsTheyWere() {
+    RecordingPublisher registry = new RecordingPublisher();
+    LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
+        LastGoodConfigurationTest::positive, registry).publishing("service", Map.of(), CharSequence.class);
+    config.apply("0", Map.of(), n -> { });
+    assertThatThrownBy(() -> config.apply("4", Map.of(), n -> {
+      throw new IllegalStateException("port taken");
+    })).hasMessage("port taken");
+    assertThat(config.settings()).isEmpty();
+    assertThat(config.problem()).isPresent();
+    assertThat(registry.registered).containsOnlyKeys(registry.check());
+    assertThat(config.apply("4", Map.of(), n -> { })).isTrue();
+    assertThat(registry.registered).containsOnlyKeys("service");
   }
 }

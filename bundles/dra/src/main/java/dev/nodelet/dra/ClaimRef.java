@@ -1,8 +1,8 @@
 package dev.nodelet.dra;
 
+import dev.nodelet.records.RecordChecks;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A ResourceClaim that a driver is asked to prepare or unprepare, as in the kubelet's DRA plugin API. A driver
@@ -20,9 +20,7 @@ public record ClaimRef(String namespace, String name, String uid, List<DeviceReq
 
   /** Copies the list; rejects {@code null}. */
   public ClaimRef {
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(uid, "uid");
+    RecordChecks.requireNonNull(ClaimRef.class, namespace, name, uid);
     results = List.copyOf(results);
   }
 

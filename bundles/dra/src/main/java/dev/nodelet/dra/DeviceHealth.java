@@ -1,8 +1,8 @@
 package dev.nodelet.dra;
 
+import dev.nodelet.records.RecordChecks;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Objects;
 
 /**
  * A driver's report on the health of one device, as in the kubelet's {@code DRAResourceHealth} API.
@@ -26,11 +26,6 @@ public record DeviceHealth(String poolName, String deviceName, Health health, In
 
   /** Rejects {@code null}. */
   public DeviceHealth {
-    Objects.requireNonNull(poolName, "poolName");
-    Objects.requireNonNull(deviceName, "deviceName");
-    Objects.requireNonNull(health, "health");
-    Objects.requireNonNull(lastUpdated, "lastUpdated");
-    Objects.requireNonNull(timeout, "timeout");
-    Objects.requireNonNull(message, "message");
+    RecordChecks.requireNonNull(DeviceHealth.class, poolName, deviceName, health, lastUpdated, timeout, message);
   }
 }

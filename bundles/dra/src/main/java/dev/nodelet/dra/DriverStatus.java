@@ -1,8 +1,8 @@
 package dev.nodelet.dra;
 
+import dev.nodelet.records.RecordChecks;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -51,11 +51,7 @@ public record DriverStatus(String driverName, State state, Optional<Instant> las
 
   /** Rejects {@code null} so that every status has a definite shape. */
   public DriverStatus {
-    Objects.requireNonNull(driverName, "driverName");
-    Objects.requireNonNull(state, "state");
-    Objects.requireNonNull(lastSnapshot, "lastSnapshot");
-    Objects.requireNonNull(lastError, "lastError");
-    Objects.requireNonNull(backoff, "backoff");
-    Objects.requireNonNull(gracePeriodLeft, "gracePeriodLeft");
+    RecordChecks.requireNonNull(DriverStatus.class, driverName, state, lastSnapshot, lastError, backoff,
+        gracePeriodLeft);
   }
 }

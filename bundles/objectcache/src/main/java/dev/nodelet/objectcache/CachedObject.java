@@ -1,7 +1,7 @@
 package dev.nodelet.objectcache;
 
+import dev.nodelet.records.RecordChecks;
 import java.time.Instant;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -21,10 +21,6 @@ public record CachedObject(String namespace, String name, String strategy, Optio
 
   /** Checks that nothing is {@code null}. */
   public CachedObject {
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(strategy, "strategy");
-    Objects.requireNonNull(state, "state");
-    Objects.requireNonNull(lastAccess, "lastAccess");
+    RecordChecks.requireNonNull(CachedObject.class, namespace, name, strategy, state, references, lastAccess);
   }
 }

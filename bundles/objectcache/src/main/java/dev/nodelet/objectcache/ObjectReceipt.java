@@ -1,7 +1,7 @@
 package dev.nodelet.objectcache;
 
+import dev.nodelet.records.RecordChecks;
 import java.time.Instant;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -30,16 +30,8 @@ public record ObjectReceipt(String resource, String namespace, String name, Opti
 
   /** Checks that nothing is {@code null}. */
   public ObjectReceipt {
-    Objects.requireNonNull(resource, "resource");
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(uid, "uid");
-    Objects.requireNonNull(resourceVersion, "resourceVersion");
-    Objects.requireNonNull(lastChanged, "lastChanged");
-    Objects.requireNonNull(seen, "seen");
-    Objects.requireNonNull(strategy, "strategy");
-    Objects.requireNonNull(staleReason, "staleReason");
-    Objects.requireNonNull(state, "state");
+    RecordChecks.requireNonNull(ObjectReceipt.class, resource, namespace, name, uid, resourceVersion, lastChanged,
+        seen, strategy, staleReason, state);
   }
 
   /**

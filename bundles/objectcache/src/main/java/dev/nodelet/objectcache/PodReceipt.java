@@ -1,7 +1,7 @@
 package dev.nodelet.objectcache;
 
+import dev.nodelet.records.RecordChecks;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * What one manager serves to one registered pod: a receipt per object of the manager's type that the pod references.
@@ -16,9 +16,7 @@ public record PodReceipt(String namespace, String name, String uid, List<ObjectR
 
   /** Copies {@code objects}. */
   public PodReceipt {
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(uid, "uid");
+    RecordChecks.requireNonNull(PodReceipt.class, namespace, name, uid);
     objects = List.copyOf(objects);
   }
 }

@@ -1,7 +1,7 @@
 package dev.nodelet.objectcache;
 
+import dev.nodelet.records.RecordChecks;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A pod a manager keeps, with the names of the objects it references.
@@ -15,9 +15,7 @@ public record RegisteredPod(String namespace, String name, String uid, List<Stri
 
   /** Copies {@code references}. */
   public RegisteredPod {
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(uid, "uid");
+    RecordChecks.requireNonNull(RegisteredPod.class, namespace, name, uid);
     references = List.copyOf(references);
   }
 }

@@ -1,9 +1,9 @@
 package dev.nodelet.objectcache;
 
+import dev.nodelet.records.RecordChecks;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * One event of a {@link Watch}, with the API server's watch semantics.
@@ -45,9 +45,7 @@ public record WatchEvent<T extends HasMetadata>(Type type, T object, String reso
    * @param resourceVersion the resource version of the event
    */
   public WatchEvent {
-    Objects.requireNonNull(type, "type");
-    Objects.requireNonNull(object, "object");
-    Objects.requireNonNull(resourceVersion, "resourceVersion");
+    RecordChecks.requireNonNull(WatchEvent.class, type, object, resourceVersion);
   }
 
   /** @return true if this is the bookmark that ends the initial events of a watch */

@@ -1,10 +1,10 @@
 package dev.nodelet.dra.claims;
 
 import dev.nodelet.dra.PreparedDevice;
+import dev.nodelet.records.RecordChecks;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * A ResourceClaim used by pods of this node, as the claim manager sees it.
@@ -36,10 +36,7 @@ public record ClaimInfo(String namespace, String name, String uid, State state, 
 
   /** Copies the collections. */
   public ClaimInfo {
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(uid, "uid");
-    Objects.requireNonNull(state, "state");
+    RecordChecks.requireNonNull(ClaimInfo.class, namespace, name, uid, state);
     pods = List.copyOf(pods);
     devices = Map.copyOf(devices);
   }

@@ -3,6 +3,7 @@ package dev.nodelet.health.internal;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.objectcache.ObjectManager;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -25,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.felix.hc.api.execution.HealthCheckExecutionOptions;
 import org.apache.felix.hc.api.execution.HealthCheckExecutor;
 import org.apache.felix.hc.api.execution.HealthCheckSelector;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -48,8 +50,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code /receipts}: what every manager serves each registered pod ({@code ?namespace=} and {@code ?pod=}
  *       narrow it).</li>
  * </ul>
- * It exists only while its configuration does, and stopping it closes the socket and the thread. A new address or
- * port moves it there in place; an invalid one is refused naming the key and it keeps listening where it did.
+ * It exists only while its configuration does, and stopping it closes the socket and the thread. Its configuration
+ * goes through {@link LastGoodConfiguration}: a new address or port moves it there in place; an invalid one is
+ * refused naming the key and it keeps listening where it did; with an invalid first one it listens nowhere and holds
+ * readiness until a valid one comes.
  */
 @Component(configurationPid = HealthEndpoint.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
     service = {})
@@ -70,7 +74,7 @@ public final class HealthEndpoint {
       policy = ReferencePolicy.DYNAMIC)
   private volatile List<ObjectManager<?>> managers = List.of();
   private final LastGoodConfiguration<HealthConfiguration, InetSocketAddress> configuration;
-  private Server server; // guarded by this
+  private Server server; // guarded by this; null until a valid configuration came
 
   /** One listening HTTP server and its thread. */
   private record Server(HttpServer http, ExecutorService thread) {
@@ -86,24 +90,31 @@ public final class HealthEndpoint {
   }
 
   /**
-   * @throws IllegalArgumentException if the configuration is invalid, naming the key
-   * @throws UncheckedIOException if the address cannot be listened on
+   * @throws UncheckedIOException if the address of a valid configuration cannot be listened on
    */
   @Activate
-  public HealthEndpoint(@Reference(name = "executor") HealthCheckExecutor executor, HealthConfiguration config) {
+  public HealthEndpoint(BundleContext context, @Reference(name = "executor") HealthCheckExecutor executor,
+      HealthConfiguration config) {
+    this(ServicePublisher.of(context), executor, config);
+  }
+
+  /** For tests: where the health check of a waiting endpoint goes. */
+  HealthEndpoint(ServicePublisher publisher, HealthCheckExecutor executor, HealthConfiguration config) {
     this.executor = executor;
-    this.configuration = LastGoodConfiguration.activate(PID, "the health endpoint", config, HealthEndpoint::address);
-    synchronized (this) {
-      server = listen(configuration.current());
-    }
+    this.configuration = LastGoodConfiguration.waiting(PID, "the health endpoint", HealthEndpoint::address,
+        publisher);
+    modified(config);
   }
 
   /** Moves to a valid new address, refuses an invalid one. */
   @Modified
   synchronized void modified(HealthConfiguration config) {
-    configuration.offer(config).ifPresent(address -> {
+    configuration.apply(config, Map.of(), address -> {
       // the old port is given up first: a new address with the same port must be able to bind it
-      server.close();
+      if (server != null) {
+        server.close();
+        server = null;
+      }
       server = listen(address);
     });
   }
@@ -151,13 +162,20 @@ public final class HealthEndpoint {
 
   /** The port listened on. */
   synchronized int port() {
+    if (server == null) {
+      throw new IllegalStateException("the health endpoint waits for a valid configuration " + PID);
+    }
     return server.http().getAddress().getPort();
   }
 
   @Deactivate
   synchronized void deactivate() {
-    server.close();
-    LOG.info("Health endpoint stopped");
+    configuration.close();
+    if (server != null) {
+      server.close();
+      server = null;
+      LOG.info("Health endpoint stopped");
+    }
   }
 
   private void probe(HttpExchange exchange, String endpoint, String tag) throws IOException {

@@ -3,6 +3,7 @@ package dev.nodelet.health.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.ServerSocket;
@@ -20,7 +21,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.osgi.util.converter.Converters;
 
-/** The endpoint on a real socket: a new port moves it in place, an invalid change leaves it where it is. */
+/**
+ * The endpoint on a real socket: a new port moves it in place, an invalid change leaves it where it is, an invalid
+ * first configuration waits.
+ */
 class HealthEndpointTest {
 
   /** An executor with no health checks registered; these tests ask only paths that run none. */
@@ -38,6 +42,7 @@ class HealthEndpointTest {
   };
 
   private final HttpClient http = HttpClient.newHttpClient();
+  private final RecordingPublisher registry = new RecordingPublisher();
   private HealthEndpoint endpoint;
 
   @AfterEach
@@ -65,7 +70,7 @@ class HealthEndpointTest {
 
   @Test
   void anInvalidChangeIsRefusedAndANewPortMovesTheEndpoint() throws Exception {
-    endpoint = new HealthEndpoint(NO_CHECKS, config(Map.of("port", 0)));
+    endpoint = new HealthEndpoint(registry, NO_CHECKS, config(Map.of("port", 0)));
     int first = endpoint.port();
     assertThat(unknownPath(first)).isEqualTo(404);
 
@@ -82,8 +87,16 @@ class HealthEndpointTest {
   }
 
   @Test
-  void anInvalidConfigurationAtActivationFailsItNamingTheKey() {
-    assertThatThrownBy(() -> new HealthEndpoint(NO_CHECKS, config(Map.of("port", -1))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("port: must be between 0 and 65535");
+  void anInvalidFirstConfigurationListensNowhereAndHoldsReadinessUntilAValidOne() throws Exception {
+    endpoint = new HealthEndpoint(registry, NO_CHECKS, config(Map.of("port", -1)));
+    assertThat(registry.health()).startsWith("CRITICAL the health endpoint waits for a valid configuration"
+        + " dev.nodelet.health: port: must be between 0 and 65535 (0 for a free one), was -1");
+    assertThatThrownBy(endpoint::port).isInstanceOf(IllegalStateException.class);
+
+    int port = freePort();
+    endpoint.modified(config(Map.of("port", port)));
+    assertThat(endpoint.port()).isEqualTo(port);
+    assertThat(unknownPath(port)).isEqualTo(404);
+    assertThat(registry.healthCheck()).as("readiness no longer held").isEmpty();
   }
 }

@@ -3,22 +3,16 @@ package dev.nodelet.karaf.shell;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.shell.views.ObjectViews;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.util.List;
-import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
-import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
 /** {@code nodelet:get [--show-secret] <configmap|secret> <namespace> <name>}: one object as YAML. */
 @Service
 @Command(scope = "nodelet", name = "get", description = "Shows one ConfigMap or Secret as YAML, as the manager "
     + "serves it; Secret data is redacted unless --show-secret is given")
-public class GetCommand implements Action {
-
-  @Reference
-  List<ObjectManager<?>> managers;
+public class GetCommand extends ManagersCommand {
 
   @Option(name = "--show-secret", description = "Show the data of a Secret instead of its keys and sizes")
   boolean showSecret;

@@ -1,12 +1,8 @@
 package dev.nodelet.karaf.shell;
 
-import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.shell.views.ObjectViews;
-import java.util.List;
-import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
-import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
 /**
@@ -16,10 +12,7 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 @Service
 @Command(scope = "nodelet", name = "pods", description = "Lists the pods registered with the ConfigMap and Secret "
     + "managers and the objects each references")
-public class PodsCommand implements Action {
-
-  @Reference
-  List<ObjectManager<?>> managers;
+public class PodsCommand extends ManagersCommand {
 
   @Option(name = "--receipts", description = "Per pod and referenced object: the UID and resource version served, "
       + "when it changed on the API server, when Nodelet saw it, and whether it may be stale")

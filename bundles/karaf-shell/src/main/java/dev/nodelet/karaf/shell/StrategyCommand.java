@@ -6,11 +6,9 @@ import dev.nodelet.objectcache.StoreStrategy;
 import java.util.Collection;
 import java.util.Dictionary;
 import java.util.Hashtable;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import org.apache.karaf.shell.api.action.Action;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Option;
@@ -30,10 +28,7 @@ import org.osgi.service.cm.ConfigurationAdmin;
 @Service
 @Command(scope = "nodelet", name = "strategy", description = "Shows the store strategy of the ConfigMap and Secret "
     + "managers, or makes one manager use another strategy (get, ttl, watch, ...)")
-public class StrategyCommand implements Action {
-
-  @Reference
-  List<ObjectManager<?>> managers;
+public class StrategyCommand extends ManagersCommand {
 
   @Reference
   BundleContext bundleContext;

@@ -14,12 +14,15 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Builds fabric8 clients from {@link KubeSettings}: master URL first, then the kubeconfig file, then fabric8's
  * automatic configuration. Usable without OSGi.
  */
 public final class KubeClientFactory {
+  private static final Logger LOG = LoggerFactory.getLogger(KubeClientFactory.class);
 
   /** Prefix of the names of the client's task threads, so that a leaked one is recognisable. */
   public static final String THREAD_NAME_PREFIX = "nodelet-kube-";
@@ -84,18 +87,31 @@ public final class KubeClientFactory {
    * @throws InvalidSettingException as {@link #clientConfig(KubeSettings)}
    */
   public KubernetesClient create(KubeSettings settings) {
-    clients.incrementAndGet();
+    int client = clients.incrementAndGet();
+    Config config = clientConfig(settings);
+    LOG.info("Kubernetes client {} for {}: {}", client, config.getMasterUrl(), transport(settings, config));
     return new KubernetesClientBuilder()
-        .withConfig(clientConfig(settings))
+        .withConfig(config)
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
         .withHttpClientFactory(settings.http2()
-            ? new Http2Transport(THREAD_NAME_PREFIX + clients.get() + "-http", metrics)
-            : new Http1JdkClientFactory(THREAD_NAME_PREFIX + clients.get() + "-http", metrics))
+            ? new Http2Transport(THREAD_NAME_PREFIX + client + "-http", metrics)
+            : new Http1JdkClientFactory(THREAD_NAME_PREFIX + client + "-http", metrics))
         // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
         // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.
         .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor(HTTP_LOGGING_INTERCEPTOR, null))
-        .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + clients.get()))
+        .withTaskExecutorSupplier(new NamedExecutorSupplier(THREAD_NAME_PREFIX + client))
         .build();
+  }
+
+  /** Which transport a client of these settings speaks, for the log. */
+  static String transport(KubeSettings settings, Config config) {
+    if (!settings.http2()) {
+      return "HTTP/1.1 over the JDK client (http2.enabled=false)";
+    }
+    return config.getMasterUrl() != null && config.getMasterUrl().startsWith("http:")
+        ? "HTTP/1.1 over Jetty's client (plain http)"
+        : "HTTP/2 over Jetty's client (ALPN, HTTP/1.1 if the server offers no HTTP/2; a pool of connections, "
+            + Http2Transport.IO_THREADS + " I/O threads)";
   }
 
   private static Config fromKubeconfig(KubeSettings settings, String context) {

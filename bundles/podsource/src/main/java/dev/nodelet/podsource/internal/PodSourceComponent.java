@@ -3,10 +3,16 @@ package dev.nodelet.podsource.internal;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.podsource.PodSource;
 import dev.nodelet.kube.watch.Reflectors;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -19,9 +25,10 @@ import org.osgi.service.metatype.annotations.Designate;
 
 /**
  * The pod source of this node: a whiteboard of {@link PodListener} services. New reflectors or node identity
- * re-activates it with a fresh watch, and every listener receives the current pods again. A new configuration is
- * applied in place; an invalid one is refused with the key named and the last good one stays. An invalid
- * configuration at activation fails the activation.
+ * re-activates it with a fresh watch, and every listener receives the current pods again. Its configuration goes
+ * through {@link LastGoodConfiguration}: a valid new one is applied in place, an invalid one is refused with the key
+ * named and the last good one stays; with an invalid first one it watches nothing and holds readiness until a valid
+ * one comes.
  */
 @Component(service = {}, immediate = true, configurationPid = PodSourceComponent.PID)
 @Designate(ocd = PodSourceConfiguration.class)
@@ -29,28 +36,44 @@ public final class PodSourceComponent {
 
   public static final String PID = "dev.nodelet.podsource";
 
+  private final Reflectors reflectors;
+  private final String nodeName;
   private final LastGoodConfiguration<PodSourceConfiguration, Settings> configuration;
-  private final PodSource source;
+  private final Set<PodListener> listeners = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by this
+  private PodSource source; // guarded by this; null until a valid configuration came
 
   @Activate
-  public PodSourceComponent(@Reference Reflectors reflectors, @Reference NodeIdentity node,
+  public PodSourceComponent(BundleContext context, @Reference Reflectors reflectors, @Reference NodeIdentity node,
       PodSourceConfiguration config) {
-    this.configuration = LastGoodConfiguration.activate(PID, "the pod source", config,
-        Settings::from);
-    this.source = PodSource.builder(reflectors, node.nodeName()).listenerThreads(configuration.current().listenerThreads())
-        .build();
-    source.start();
+    this(ServicePublisher.of(context), reflectors, node, config);
   }
 
-  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  /** For tests: where the health check of a waiting pod source goes. */
+  PodSourceComponent(ServicePublisher publisher, Reflectors reflectors, NodeIdentity node,
+      PodSourceConfiguration config) {
+    this.reflectors = reflectors;
+    this.nodeName = node.nodeName();
+    this.configuration = LastGoodConfiguration.waiting(PID, "the pod source", Settings::from, publisher);
+    modified(config);
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  void modified(PodSourceConfiguration config) {
-    configuration.offer(config).ifPresent(next -> source.setListenerThreads(next.listenerThreads()));
+  synchronized void modified(PodSourceConfiguration config) {
+    configuration.apply(config, Map.of(), next -> {
+      if (source != null) {
+        source.setListenerThreads(next.listenerThreads());
+        return;
+      }
+      source = PodSource.builder(reflectors, nodeName).listenerThreads(next.listenerThreads()).build();
+      source.start();
+      listeners.forEach(source::addListener);
+    });
   }
 
-  /** The number of listener threads, for tests. */
-  int threads() {
-    return source.listenerThreads();
+  /** The number of listener threads, 0 while it waits for a valid configuration; for tests. */
+  synchronized int threads() {
+    return source == null ? 0 : source.listenerThreads();
   }
 
   /** A validated configuration. */
@@ -69,16 +92,26 @@ public final class PodSourceComponent {
 
   @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
       policyOption = ReferencePolicyOption.GREEDY)
-  void addListener(PodListener listener) {
-    source.addListener(listener);
+  synchronized void addListener(PodListener listener) {
+    listeners.add(listener);
+    if (source != null) {
+      source.addListener(listener);
+    }
   }
 
-  void removeListener(PodListener listener) {
-    source.removeListener(listener);
+  synchronized void removeListener(PodListener listener) {
+    listeners.remove(listener);
+    if (source != null) {
+      source.removeListener(listener);
+    }
   }
 
   @Deactivate
-  void deactivate() {
-    source.close();
+  synchronized void deactivate() {
+    configuration.close();
+    if (source != null) {
+      source.close();
+    }
+    listeners.clear();
   }
 }

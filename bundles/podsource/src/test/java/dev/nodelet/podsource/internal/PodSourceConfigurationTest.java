@@ -1,9 +1,9 @@
 package dev.nodelet.podsource.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
@@ -19,7 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
 
-/** The pod source's configuration: refused when invalid (the last good one stays), applied in place when valid. */
+/**
+ * The pod source's configuration: an invalid first one waits and holds readiness, later ones are refused when
+ * invalid (the last good one stays) and applied in place when valid.
+ */
 class PodSourceConfigurationTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30);
@@ -29,6 +32,7 @@ class PodSourceConfigurationTest {
   private ReflectorEngine reflectors;
   private PodSourceComponent component;
   private final RecordingListener listener = new RecordingListener();
+  private final RecordingPublisher registry = new RecordingPublisher();
 
   private final NodeIdentity node = FixedNodeIdentity.named("node-a");
 
@@ -55,20 +59,37 @@ class PodSourceConfigurationTest {
   }
 
   @Test
-  void anInvalidValueAtActivationFailsItNamingTheKey() {
-    assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 0))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("listener.threads: must be between 1 and 64, was 0");
-    assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 1000))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("listener.threads: must be between 1 and 64, was 1000");
-    assertThatThrownBy(() -> new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", "two"))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("listener.threads: not a whole number");
+  void everyInvalidFirstValueIsNamedAndHoldsReadiness() {
+    Map.of(0, "listener.threads: must be between 1 and 64, was 0",
+            1000, "listener.threads: must be between 1 and 64, was 1000",
+            "two", "listener.threads: not a whole number").forEach((value, error) -> {
+              PodSourceComponent waiting = new PodSourceComponent(registry, reflectors, node,
+                  config(Map.of("listener.threads", value)));
+              assertThat(registry.health()).startsWith("CRITICAL the pod source waits for a valid configuration"
+                  + " dev.nodelet.podsource: " + error);
+              waiting.deactivate();
+              assertThat(registry.registered).isEmpty();
+            });
+  }
+
+  @Test
+  void anInvalidFirstConfigurationWatchesNothingUntilAValidOneStartsTheWatch() {
+    component = new PodSourceComponent(registry, reflectors, node, config(Map.of("listener.threads", 0)));
+    component.addListener(listener);
+    put("a");
+    assertThat(component.threads()).isZero();
+    assertThat(api.server().openWatches("pods", "spec.nodeName=node-a")).isZero();
+    assertThat(registry.health()).startsWith("CRITICAL");
+
+    component.modified(config(Map.of("listener.threads", 2)));
+    assertThat(component.threads()).isEqualTo(2);
+    assertThat(registry.healthCheck()).isEmpty();
+    await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
   }
 
   @Test
   void invalidChangesAreRefusedAndValidOnesAppliedWithoutLosingAnEvent() {
-    component = new PodSourceComponent(reflectors, node, config(Map.of("listener.threads", 3)));
+    component = new PodSourceComponent(registry, reflectors, node, config(Map.of("listener.threads", 3)));
     component.addListener(listener);
     put("a");
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
@@ -93,7 +114,7 @@ class PodSourceConfigurationTest {
 
   @Test
   void theComponentWatchesTheNodeOfItsIdentityAndStopsEverythingOnDeactivation() {
-    component = new PodSourceComponent(reflectors, node, config(Map.of()));
+    component = new PodSourceComponent(registry, reflectors, node, config(Map.of()));
     component.addListener(listener);
     put("p");
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/p v=1")));

@@ -33,8 +33,9 @@ import java.util.function.Supplier;
  * list/watch machinery, over the client it is given: a {@link ReflectorEngine} the strategy builds over that client,
  * or the {@link Reflectors} given to {@link Builder#reflectors} (in OSGi, {@code nodelet-kube}'s service, so that the
  * watches share its connections, restart bucket and request metrics). Threads do not grow with the number of
- * watches: the strategy's one timer (the idle sweep) and the engine's few. {@link #close()} closes every store still
- * open, the timer and the engine the strategy built; a given {@link Reflectors} and the client stay open.
+ * watches: the strategy's one timer (the idle sweep, and opening the watches that registrations ask for) and the
+ * engine's few. {@link #close()} closes every store still open, the timer and the engine the strategy built; a given
+ * {@link Reflectors} and the client stay open.
  *
  * <p>Given a {@link Persistence} directory ({@link Builder#persistence}), its stores keep the objects and references
  * on disk and start with those a previous run stored, so that a node restarted without its API server still serves

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,8 +68,11 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
 
   // guarded by this
   private final Map<PodKey, Registration> pods = new LinkedHashMap<>();
-  /** References per object, over all pods. */
-  private final Map<ObjectKey, Integer> objects = new HashMap<>();
+  /**
+   * References per object, over all pods; changed under this lock, read without it by the feed, which must not wait
+   * for a registration (a registration only enqueues work).
+   */
+  private final Map<ObjectKey, Integer> objects = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /** Replaced under this manager's lock; read without it by gets. */
@@ -118,8 +122,9 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       ObjectStore<T> store = active.store;
       for (String name : names) {
         if (!before.contains(name)) {
-          store.addReference(key.namespace(), name, key.uid());
+          // counted first: what the store observes for it from now on is for a referenced object
           objects.merge(new ObjectKey(key.namespace(), name), 1, Integer::sum);
+          store.addReference(key.namespace(), name, key.uid());
         }
       }
       for (String name : before) {
@@ -150,8 +155,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private void release(ObjectStore<T> store, PodKey pod, String name) {
     store.deleteReference(pod.namespace(), name, pod.uid());
     ObjectKey object = new ObjectKey(pod.namespace(), name);
-    if (objects.merge(object, -1, Integer::sum) == 0) {
-      objects.remove(object);
+    if (objects.computeIfPresent(object, (k, references) -> references == 1 ? null : references - 1) == null) {
       feed.unreferenced(pod.namespace(), name);
     }
   }
@@ -195,7 +199,8 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
     }
   }
 
-  private synchronized boolean isReferenced(String namespace, String name) {
+  /** Lock-free: a removal is rechecked by the feed after the count dropped, an addition counted before its store. */
+  private boolean isReferenced(String namespace, String name) {
     return objects.containsKey(new ObjectKey(namespace, name));
   }
 

@@ -1,25 +1,34 @@
 package dev.nodelet.dra.grpc.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.within;
+
+import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.DraDriver;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Dictionary;
-import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Registers a {@link DraDriver} service for every external driver that registers through the folder. A configuration
- * change re-activates the component: the drivers are withdrawn and registered again, which the controller's grace
- * period absorbs. The component is the {@link MultiCollector} of the registered drivers' count.
+ * Registers a {@link DraDriver} service for every external driver that registers through the folder. Its
+ * configuration goes through {@link LastGoodConfiguration}: a valid new one restarts the folder watch and the
+ * connections in place (the drivers are withdrawn and registered again, which the controller's grace period
+ * absorbs); an unchanged or invalid one leaves the drivers registered; with an invalid first one it watches nothing
+ * and holds readiness until a valid one comes. The component is the {@link MultiCollector} of the registered
+ * drivers' count.
  */
 @Component(configurationPid = GrpcDraComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
     immediate = true, service = MultiCollector.class)
@@ -34,57 +43,118 @@ public final class GrpcDraComponent implements MultiCollector {
   /** The protocol chosen at registration: {@code v1.DRAPlugin}, {@code v1beta1.DRAPlugin} or {@code nodelet.dra.v1}. */
   public static final String PROTOCOL_PROPERTY = "nodelet.dra.grpc.protocol";
 
-  private final Transport transport;
-  private final RegistrationWatcher watcher;
+  /** The longest interval or timeout: a day. */
+  static final long MAX_MILLIS = 24L * 60 * 60 * 1000;
+  /** The most event loop threads. */
+  static final int MAX_IO_THREADS = 64;
+
+  /** A validated configuration. */
+  record Settings(Path folder, Duration pollInterval, Duration handshakeTimeout, Duration withdrawAfter,
+      int ioThreads) {
+
+    /** @throws IllegalArgumentException naming the key that is wrong and why */
+    static Settings from(GrpcDraConfiguration config) {
+      String folder = config.registration_folder() == null ? "" : config.registration_folder().strip();
+      if (folder.isEmpty()) {
+        throw new IllegalArgumentException("registration.folder: must not be empty");
+      }
+      Path path;
+      try {
+        path = Path.of(folder);
+      } catch (InvalidPathException e) {
+        throw new IllegalArgumentException("registration.folder: not a path (" + e.getMessage() + ")");
+      }
+      return new Settings(path,
+          Duration.ofMillis(within("poll.interval.millis", config::poll_interval_millis, 10, MAX_MILLIS,
+              "milliseconds")),
+          Duration.ofMillis(within("handshake.timeout.millis", config::handshake_timeout_millis, 1, MAX_MILLIS,
+              "milliseconds")),
+          Duration.ofSeconds(within("unreachable.withdraw.seconds", config::unreachable_withdraw_seconds, 0,
+              MAX_MILLIS / 1000, "seconds")),
+          (int) within("io.threads", config::io_threads, 1, MAX_IO_THREADS, ""));
+    }
+
+    @Override
+    public String toString() {
+      return "registration.folder=" + folder + ", poll.interval.millis=" + pollInterval.toMillis()
+          + ", handshake.timeout.millis=" + handshakeTimeout.toMillis() + ", unreachable.withdraw.seconds="
+          + withdrawAfter.getSeconds() + ", io.threads=" + ioThreads;
+    }
+  }
+
+  /** The folder watch and the connections of one configuration. */
+  private record Running(Transport transport, RegistrationWatcher watcher) {
+    void close() {
+      watcher.close();
+      transport.close();
+    }
+  }
+
+  private final ServicePublisher publisher;
+  private final LastGoodConfiguration<GrpcDraConfiguration, Settings> configuration;
   private final Gauge registered = Gauge.builder().name("nodelet_dra_grpc_registered_drivers")
       .help("External DRA drivers registered through the registration folder, by protocol: v1.DRAPlugin,"
           + " v1beta1.DRAPlugin or nodelet.dra.v1.").labelNames("protocol").withoutExemplars().build();
+  private Optional<Running> running = Optional.empty(); // guarded by this
 
   @Activate
   public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config) {
-    transport = new Transport(config.io_threads());
-    Registrar registrar = new Registrar(transport, Duration.ofMillis(config.handshake_timeout_millis()));
-    watcher = new RegistrationWatcher(Path.of(config.registration_folder()),
-        Duration.ofMillis(config.poll_interval_millis()), withdrawAfter(config), registrar, (driver, socket) -> {
-          Dictionary<String, Object> properties = new Hashtable<>();
-          properties.put(DRIVER_NAME_PROPERTY, driver.driverName());
-          properties.put(ENDPOINT_PROPERTY, driver.endpoint().toString());
-          properties.put(REGISTRATION_PROPERTY, socket.toString());
-          properties.put(PROTOCOL_PROPERTY, driver.protocol());
-          ServiceRegistration<DraDriver> registration = context.registerService(DraDriver.class, driver, properties);
+    this(ServicePublisher.of(context), config);
+  }
+
+  /** For tests: where the drivers and the health check go. */
+  GrpcDraComponent(ServicePublisher publisher, GrpcDraConfiguration config) {
+    this.publisher = publisher;
+    this.configuration = LastGoodConfiguration.waiting(PID, "the external DRA drivers' registration",
+        Settings::from, publisher);
+    modified(config);
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
+  @Modified
+  synchronized void modified(GrpcDraConfiguration config) {
+    configuration.apply(config, Map.of(), next -> {
+      // the drivers are withdrawn and register again through the new watch
+      running.ifPresent(Running::close);
+      running = Optional.empty();
+      running = Optional.of(start(next));
+    });
+  }
+
+  @Deactivate
+  synchronized void deactivate() {
+    configuration.close();
+    running.ifPresent(Running::close);
+    running = Optional.empty();
+  }
+
+  /** The configuration in force, if any; for tests. */
+  Optional<Settings> settings() {
+    return configuration.settings();
+  }
+
+  private Running start(Settings settings) {
+    Transport transport = new Transport(settings.ioThreads());
+    Registrar registrar = new Registrar(transport, settings.handshakeTimeout());
+    RegistrationWatcher watcher = new RegistrationWatcher(settings.folder(), settings.pollInterval(),
+        settings.withdrawAfter(), registrar, (driver, socket) -> {
+          ServicePublisher.Registration registration = publisher.register(List.of(DraDriver.class.getName()),
+              driver, Map.of(DRIVER_NAME_PROPERTY, driver.driverName(),
+                  ENDPOINT_PROPERTY, driver.endpoint().toString(),
+                  REGISTRATION_PROPERTY, socket.toString(),
+                  PROTOCOL_PROPERTY, driver.protocol()));
           registered.labelValues(driver.protocol()).inc();
           return () -> {
             registered.labelValues(driver.protocol()).dec();
-            unregister(registration);
+            registration.unregister();
           };
         });
     watcher.start();
-  }
-
-  private static Duration withdrawAfter(GrpcDraConfiguration config) {
-    long seconds = config.unreachable_withdraw_seconds();
-    if (seconds < 0) {
-      throw new IllegalArgumentException("unreachable.withdraw.seconds: must be 0 (never) or more, was " + seconds);
-    }
-    return Duration.ofSeconds(seconds);
+    return new Running(transport, watcher);
   }
 
   @Override
   public MetricSnapshots collect() {
     return MetricSnapshots.of(registered.collect());
-  }
-
-  @Deactivate
-  void deactivate() {
-    watcher.close();
-    transport.close();
-  }
-
-  private static void unregister(ServiceRegistration<?> registration) {
-    try {
-      registration.unregister();
-    } catch (IllegalStateException e) {
-      // unregistered already: the bundle is stopping
-    }
   }
 }

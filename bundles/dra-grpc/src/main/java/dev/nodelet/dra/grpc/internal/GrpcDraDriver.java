@@ -18,28 +18,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * One registered external driver as a {@link DraDriver}: every subscription is one {@code ListAndWatchResources}
  * call on a channel of its own, so a failed call leaves no connection state behind for the next attempt.
  */
-final class GrpcDraDriver implements RegisteredDriver {
+final class GrpcDraDriver extends RegisteredDriver {
 
-  private final String driverName;
-  private final Path endpoint;
   private final Transport transport;
   /** System.nanoTime() when the driver's stream last failed to connect with no snapshot since; 0 when reachable. */
   private final AtomicLong unreachableSince = new AtomicLong();
 
   GrpcDraDriver(String driverName, Path endpoint, Transport transport) {
-    this.driverName = driverName;
-    this.endpoint = endpoint;
+    super(driverName, endpoint);
     this.transport = transport;
-  }
-
-  @Override
-  public String driverName() {
-    return driverName;
-  }
-
-  @Override
-  public Path endpoint() {
-    return endpoint;
   }
 
   @Override

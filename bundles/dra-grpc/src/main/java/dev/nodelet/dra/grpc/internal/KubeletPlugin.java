@@ -35,7 +35,7 @@ import java.util.function.Function;
  * {@code k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin} (or {@code v1beta1}, which has no share IDs) and optionally
  * {@code DRAResourceHealth} on its endpoint. One channel per plugin, which grpc-java reconnects after a loss.
  */
-final class KubeletPlugin implements RegisteredDriver {
+final class KubeletPlugin extends RegisteredDriver {
 
   static final String V1 = "v1.DRAPlugin";
   static final String V1BETA1 = "v1beta1.DRAPlugin";
@@ -46,8 +46,6 @@ final class KubeletPlugin implements RegisteredDriver {
   /** The kubelet's lease of a health report that names no timeout. */
   static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(30);
 
-  private final String driverName;
-  private final Path endpoint;
   private final String protocol;
   private final String health;
   private final ManagedChannel channel;
@@ -59,22 +57,11 @@ final class KubeletPlugin implements RegisteredDriver {
    */
   KubeletPlugin(String driverName, Path endpoint, String protocol, String health, Transport transport,
       Duration callTimeout) {
-    this.driverName = driverName;
-    this.endpoint = endpoint;
+    super(driverName, endpoint);
     this.protocol = protocol;
     this.health = health;
     this.callTimeout = callTimeout;
     this.channel = transport.channel(endpoint);
-  }
-
-  @Override
-  public String driverName() {
-    return driverName;
-  }
-
-  @Override
-  public Path endpoint() {
-    return endpoint;
   }
 
   @Override

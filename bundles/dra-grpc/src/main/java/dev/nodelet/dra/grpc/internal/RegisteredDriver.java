@@ -5,23 +5,38 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /** A driver that passed the registration handshake; closed when its registration socket goes away. */
-interface RegisteredDriver extends DraDriver, AutoCloseable {
+abstract class RegisteredDriver implements DraDriver, AutoCloseable {
+
+  final String driverName;
+  final Path endpoint;
+
+  RegisteredDriver(String driverName, Path endpoint) {
+    this.driverName = driverName;
+    this.endpoint = endpoint;
+  }
+
+  @Override
+  public final String driverName() {
+    return driverName;
+  }
 
   /** The socket that serves the driver's protocol. */
-  Path endpoint();
+  public final Path endpoint() {
+    return endpoint;
+  }
 
   /** The protocol chosen from the driver's supported versions, e.g. {@code v1.DRAPlugin}. */
-  String protocol();
+  public abstract String protocol();
 
   /**
    * How long every stream to the driver has failed before a snapshot; zero while it answers, and for drivers that
    * keep no stream (kubelet plugins are reached per call).
    */
-  default Duration unreachableFor(long nowNanos) {
+  public Duration unreachableFor(long nowNanos) {
     return Duration.ZERO;
   }
 
   /** Releases the driver's connection; never throws. */
   @Override
-  void close();
+  public abstract void close();
 }

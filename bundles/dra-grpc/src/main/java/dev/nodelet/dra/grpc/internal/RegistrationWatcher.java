@@ -39,24 +39,18 @@ final class RegistrationWatcher implements AutoCloseable {
     Runnable publish(RegisteredDriver driver, Path registrationSocket);
   }
 
-  /** One socket file and what became of it; only the watcher thread touches these. */
-  private static final class Entry {
-    final FileId id;
-    final RegisteredDriver driver; // null unless registered
-    final Runnable unpublish; // null unless registered
-    final long retryAtNanos; // Long.MAX_VALUE: only a new file or mode tries again
-    final Duration retryDelay;
+  /**
+   * One socket file and what became of it; only the watcher thread touches these.
+   *
+   * @param driver null unless registered
+   * @param unpublish null unless registered
+   * @param retryAtNanos {@code Long.MAX_VALUE}: only a new file or mode tries again
+   */
+  private record Entry(FileId id, RegisteredDriver driver, Runnable unpublish, long retryAtNanos,
+      Duration retryDelay) {
 
     Entry(FileId id, Runnable unpublish, long retryAtNanos, Duration retryDelay) {
       this(id, null, unpublish, retryAtNanos, retryDelay);
-    }
-
-    Entry(FileId id, RegisteredDriver driver, Runnable unpublish, long retryAtNanos, Duration retryDelay) {
-      this.id = id;
-      this.driver = driver;
-      this.unpublish = unpublish;
-      this.retryAtNanos = retryAtNanos;
-      this.retryDelay = retryDelay;
     }
 
     void withdraw() {
@@ -138,7 +132,7 @@ final class RegistrationWatcher implements AutoCloseable {
       Map.Entry<Path, Entry> e = it.next();
       if (!sockets.containsKey(e.getKey())) {
         it.remove();
-        if (e.getValue().unpublish != null) {
+        if (e.getValue().unpublish() != null) {
           LOG.info("Registration socket {} is gone; its DRA driver is withdrawn", e.getKey());
         }
         withdrawQuietly(e.getValue());
@@ -149,17 +143,17 @@ final class RegistrationWatcher implements AutoCloseable {
         return;
       }
       Entry previous = entries.get(s.getKey());
-      boolean sameFile = previous != null && previous.id.equals(s.getValue());
+      boolean sameFile = previous != null && previous.id().equals(s.getValue());
       if (sameFile && unreachableTooLong(previous)) {
         LOG.warn("DRA driver {} has been unreachable at {} for {} s: it is withdrawn, and its ResourceSlices are"
             + " deleted after the controller's grace period; it registers again when {} is created again",
-            previous.driver.driverName(), previous.driver.endpoint(),
-            previous.driver.unreachableFor(System.nanoTime()).toSeconds(), s.getKey());
+            previous.driver().driverName(), previous.driver().endpoint(),
+            previous.driver().unreachableFor(System.nanoTime()).toSeconds(), s.getKey());
         withdrawQuietly(previous);
-        entries.put(s.getKey(), new Entry(previous.id, null, Long.MAX_VALUE, null));
+        entries.put(s.getKey(), new Entry(previous.id(), null, Long.MAX_VALUE, null));
         continue;
       }
-      if (sameFile && System.nanoTime() < previous.retryAtNanos) {
+      if (sameFile && System.nanoTime() < previous.retryAtNanos()) {
         continue;
       }
       entries.put(s.getKey(), attempt(s.getKey(), s.getValue(), sameFile ? previous : null));
@@ -234,8 +228,8 @@ final class RegistrationWatcher implements AutoCloseable {
         return new Entry(id, null, Long.MAX_VALUE, null);
       }
       // a stale socket of a dead driver, or one that has bound but not yet listens: try again, less and less often
-      Duration delay = failedBefore == null || failedBefore.retryDelay == null ? pollInterval
-          : min(failedBefore.retryDelay.multipliedBy(2), MAX_RETRY_DELAY);
+      Duration delay = failedBefore == null || failedBefore.retryDelay() == null ? pollInterval
+          : min(failedBefore.retryDelay().multipliedBy(2), MAX_RETRY_DELAY);
       if (failedBefore == null) {
         LOG.warn("Registration socket {} did not answer ({}); trying again until it does", socket,
             GrpcDraDriver.describe(e.getStatus()));
@@ -249,8 +243,8 @@ final class RegistrationWatcher implements AutoCloseable {
   }
 
   private boolean unreachableTooLong(Entry entry) {
-    return entry.driver != null && !withdrawUnreachableAfter.isZero()
-        && entry.driver.unreachableFor(System.nanoTime()).compareTo(withdrawUnreachableAfter) >= 0;
+    return entry.driver() != null && !withdrawUnreachableAfter.isZero()
+        && entry.driver().unreachableFor(System.nanoTime()).compareTo(withdrawUnreachableAfter) >= 0;
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -5,7 +5,11 @@ import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.kube.watch.ReflectorListener;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.net.URL;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,6 +38,7 @@ public final class Engine implements ReflectorEngine {
 
   /** The thread name prefix of every engine thread; tests look for it. */
   public static final String THREAD_PREFIX = "nodelet-reflector-";
+  private static final int MAX_PATHS = 1_000;
 
   final KubernetesClient client;
   final EngineSettings settings;
@@ -41,6 +46,11 @@ public final class Engine implements ReflectorEngine {
   final DoubleSupplier random;
   final ThreadPoolExecutor callbacks;
   final ScheduledThreadPoolExecutor timer;
+  /** Shared by every reflector: the client's transport and JSON mapper, and the server's address for messages. */
+  final HttpClient http;
+  final KubernetesSerialization serialization;
+  final String server;
+  private final Map<PathKey, ResourcePath> paths = new ConcurrentHashMap<>();
   private final Set<HttpReflector<?>> reflectors = ConcurrentHashMap.newKeySet();
   /** Null until a server answered a WatchList request; false once it refused one. */
   private volatile Boolean watchListServed;
@@ -55,6 +65,10 @@ public final class Engine implements ReflectorEngine {
     this.client = Objects.requireNonNull(client, "client");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.random = random;
+    this.http = client.getHttpClient();
+    this.serialization = client.getKubernetesSerialization();
+    URL master = client.getMasterUrl();
+    this.server = master.getHost() + ":" + (master.getPort() < 0 ? master.getDefaultPort() : master.getPort());
     this.limiter = new RestartLimiter(settings.restartRate(), settings.restartBurst(), nanoTime, random);
     int id = ENGINES.incrementAndGet();
     this.callbacks = new ThreadPoolExecutor(settings.callbackThreads(), settings.callbackThreads(), 30,
@@ -87,6 +101,22 @@ public final class Engine implements ReflectorEngine {
     }
     reflector.start();
     return reflector;
+  }
+
+  private record PathKey(Class<?> type, String namespace) {
+  }
+
+  /** The collection path of a type in a namespace, one instance for all the reflectors that watch there. */
+  ResourcePath path(Class<? extends HasMetadata> type, String namespace) {
+    if (paths.size() > MAX_PATHS) {
+      paths.clear(); // namespaces come and go over a node's life; the paths are rebuilt on demand
+    }
+    return paths.computeIfAbsent(new PathKey(type, namespace), key -> new ResourcePath(client.getMasterUrl(), type,
+        namespace));
+  }
+
+  HttpClient http() {
+    return http;
   }
 
   void removed(HttpReflector<?> reflector) {

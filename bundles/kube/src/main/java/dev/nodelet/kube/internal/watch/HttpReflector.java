@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -38,20 +36,17 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
   private static final int MIN_WATCH_SECONDS = 300;
 
+  // a node holds thousands of reflectors: fields are what each needs of its own, the rest is the engine's
   private final Engine engine;
   private final Class<T> type;
   private final ResourcePath path;
   private final String fieldSelector;
   private final String labelSelector;
   private final ReflectorListener<T> listener;
-  private final HttpClient http;
-  private final KubernetesSerialization serialization;
   private final SerialExecutor serial;
-  private final String what;
-  private final String server;
 
   /** The objects as last reported; written on the serial executor only, read from anywhere. */
-  private final Map<String, T> known = new ConcurrentHashMap<>();
+  private final KnownObjects<T> known = new KnownObjects<>();
   private volatile String resourceVersion;
   private volatile boolean synced;
   private volatile boolean closed;
@@ -69,19 +64,13 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       ReflectorListener<T> listener, String resumeVersion, List<T> resumeObjects) {
     this.engine = engine;
     this.type = type;
-    this.path = new ResourcePath(engine.client.getMasterUrl(), type, namespace);
+    this.path = engine.path(type, namespace);
     this.fieldSelector = fieldSelector;
     this.labelSelector = labelSelector;
     this.listener = listener;
-    this.http = engine.client.getHttpClient();
-    this.serialization = engine.client.getKubernetesSerialization();
     this.serial = new SerialExecutor(engine.callbacks());
-    java.net.URL master = engine.client.getMasterUrl();
-    this.server = master.getHost() + ":" + (master.getPort() < 0 ? master.getDefaultPort() : master.getPort());
-    this.what = path.description() + (fieldSelector == null ? "" : " with fields " + fieldSelector)
-        + (labelSelector == null ? "" : " with labels " + labelSelector);
     if (resumeVersion != null) {
-      resumeObjects.forEach(object -> known.put(key(object), object));
+      resumeObjects.forEach(known::put);
       resourceVersion = resumeVersion;
       resuming = true;
     }
@@ -103,12 +92,12 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   @Override
   public List<T> list() {
-    return List.copyOf(known.values());
+    return known.values();
   }
 
   @Override
   public Optional<T> get(String namespace, String name) {
-    return Optional.ofNullable(known.get(key(namespace, name)));
+    return Optional.ofNullable(known.get(namespace, name));
   }
 
   @Override
@@ -132,7 +121,13 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   @Override
   public String toString() {
-    return "Reflector[" + what + "]";
+    return "Reflector[" + what() + "]";
+  }
+
+  /** What is watched, for messages: built when needed, not kept. */
+  private String what() {
+    return path.description() + (fieldSelector == null ? "" : " with fields " + fieldSelector)
+        + (labelSelector == null ? "" : " with labels " + labelSelector);
   }
 
   // ---- requests (serial executor) ----
@@ -158,6 +153,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     Map<String, String> query = new LinkedHashMap<>();
     query.put("fieldSelector", fieldSelector);
     query.put("labelSelector", labelSelector);
+    HttpClient http = engine.http();
     HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
         .build();
     Call call = new Call(false);
@@ -166,7 +162,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     try {
       response = http.sendAsync(request, String.class);
     } catch (RuntimeException e) {
-      failed(new ReflectorException("cannot list " + what + ": " + e, 0, e)); // e.g. the client is closed
+      failed(new ReflectorException("cannot list " + what() + ": " + e, 0, e)); // e.g. the client is closed
       return;
     }
     call.inFlight = response;
@@ -182,7 +178,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       return;
     }
     if (error != null) {
-      failed(new ReflectorException("cannot list " + what + ": " + error, 0, error));
+      failed(new ReflectorException("cannot list " + what() + ": " + error, 0, error));
       return;
     }
     if (!answer.isSuccessful()) {
@@ -191,17 +187,16 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
     Map<String, Object> list;
     try {
-      list = serialization.unmarshal(answer.body(), Map.class);
+      list = engine.serialization.unmarshal(answer.body(), Map.class);
     } catch (RuntimeException e) {
-      failed(new ReflectorException("the list of " + what + " cannot be read: " + e.getMessage(), answer.code(), e));
+      failed(new ReflectorException("the list of " + what() + " cannot be read: " + e.getMessage(), answer.code(), e));
       return;
     }
-    Map<String, T> items = new LinkedHashMap<>();
+    KnownObjects<T> items = new KnownObjects<>();
     Object listed = list.get("items");
     if (listed instanceof List<?> objects) {
       for (Object object : objects) {
-        T item = serialization.convertValue(object, type);
-        items.put(key(item), item);
+        items.put(engine.serialization.convertValue(object, type));
       }
     }
     replace(items, resourceVersionOf(list));
@@ -224,6 +219,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     // spread the server-side ends of many watches, as client-go does
     query.put("timeoutSeconds",
         Long.toString(MIN_WATCH_SECONDS + (long) (engine.random.getAsDouble() * MIN_WATCH_SECONDS)));
+    String from = restart ? resourceVersion : null; // the callbacks keep this, not the query
+    HttpClient http = engine.http();
     HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
         .forStreaming().build();
     Call call = new Call(watchList);
@@ -235,7 +232,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         serial.execute(() -> received(call, bytes, body));
       });
     } catch (RuntimeException e) {
-      failed(new ReflectorException("cannot watch " + what + ": " + e, 0, e)); // e.g. the client is closed
+      failed(new ReflectorException("cannot watch " + what() + ": " + e, 0, e)); // e.g. the client is closed
       return;
     }
     call.inFlight = response;
@@ -248,7 +245,6 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         }
         call.status = answer.code();
         if (restart && answer.code() / 100 == 2) {
-          String from = query.get("resourceVersion");
           serial.execute(() -> {
             if (call == current) {
               notify(() -> listener.onRestart(from));
@@ -276,7 +272,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         return; // a line ended this call (410, error)
       }
       if (call.status / 100 != 2) {
-        call.errorBody.append(line);
+        call.errorBody().append(line);
       } else {
         event(call, line);
       }
@@ -293,22 +289,22 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
     Map<String, Object> event;
     try {
-      event = serialization.unmarshal(line, Map.class);
+      event = engine.serialization.unmarshal(line, Map.class);
     } catch (RuntimeException e) {
       call.cancel();
-      failed(new ReflectorException("a watch event of " + what + " cannot be read: " + e.getMessage(), 200, e));
+      failed(new ReflectorException("a watch event of " + what() + " cannot be read: " + e.getMessage(), 200, e));
       return;
     }
     String eventType = String.valueOf(event.get("type"));
     Object object = event.get("object");
     if (!(object instanceof Map)) {
       call.cancel();
-      failed(new ReflectorException("a " + eventType + " watch event of " + what + " has no object", 200, null));
+      failed(new ReflectorException("a " + eventType + " watch event of " + what() + " has no object", 200, null));
       return;
     }
     Map<String, Object> map = (Map<String, Object>) object;
     switch (eventType) {
-      case "ADDED", "MODIFIED", "DELETED" -> change(call, eventType, serialization.convertValue(map, type));
+      case "ADDED", "MODIFIED", "DELETED" -> change(call, eventType, engine.serialization.convertValue(map, type));
       case "BOOKMARK" -> bookmark(call, map);
       case "ERROR" -> {
         call.cancel();
@@ -316,11 +312,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         if (code == 410) {
           gone();
         } else {
-          failed(new ReflectorException("the watch of " + what + " ended with an error: " + map.get("message"),
+          failed(new ReflectorException("the watch of " + what() + " ended with an error: " + map.get("message"),
               code, null));
         }
       }
-      default -> LOG.debug("Ignoring a watch event of type {} on {}", eventType, what);
+      default -> LOG.debug("Ignoring a watch event of type {} on {}", eventType, what());
     }
   }
 
@@ -328,17 +324,16 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     healthy();
     if (call.initial != null) {
       // WatchList: the initial state arrives as ADDED events, reported as a whole at the end bookmark
-      call.initial.put(key(object), object);
+      call.initial.put(object);
       return;
     }
     confirmed();
-    String key = key(object);
     resourceVersion = object.getMetadata().getResourceVersion();
     if (eventType.equals("DELETED")) {
-      known.remove(key);
+      known.remove(object);
       notify(() -> listener.onDelete(object));
     } else {
-      T old = known.put(key, object);
+      T old = known.put(object);
       notify(old == null ? () -> listener.onAdd(object) : () -> listener.onUpdate(old, object));
     }
   }
@@ -351,7 +346,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       Object annotations = metadata instanceof Map<?, ?> m ? m.get("annotations") : null;
       if (annotations instanceof Map<?, ?> a && "true".equals(a.get(INITIAL_EVENTS_END))) {
         engine.watchListServed();
-        Map<String, T> initial = call.initial;
+        KnownObjects<T> initial = call.initial;
         call.initial = null;
         replace(initial, version);
       }
@@ -382,15 +377,15 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       gone();
     } else if (call.status != 0 && call.status / 100 != 2) {
       if (call.watchList && refusesWatchList(call.status)) {
-        engine.watchListRefused(what, call.status);
+        engine.watchListRefused(what(), call.status);
         restart(0); // the fallback: LIST then WATCH, at once
       } else {
-        failed(statusError("watch", call.status, call.errorBody.append(call.lines.rest()).toString()));
+        failed(statusError("watch", call.status, call.errorBody().append(call.lines.rest()).toString()));
       }
     } else if (failure != null) {
-      failed(new ReflectorException("the watch of " + what + " failed: " + failure, call.status, failure));
+      failed(new ReflectorException("the watch of " + what() + " failed: " + failure, call.status, failure));
     } else if (call.initial != null) {
-      failed(new ReflectorException("the watch of " + what + " ended before its initial events did", 200, null));
+      failed(new ReflectorException("the watch of " + what() + " ended before its initial events did", 200, null));
     } else {
       restart(0); // a server-side end (timeout, cut): resume from the last resourceVersion
     }
@@ -400,7 +395,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private void gone() {
     current = null;
     String version = resourceVersion;
-    LOG.debug("The resourceVersion {} of {} is gone; listing again", version, what);
+    LOG.debug("The resourceVersion {} of {} is gone; listing again", version, what());
     synced = false;
     resuming = false;
     resourceVersion = null;
@@ -413,7 +408,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     failures++;
     if (!failing) {
       failing = true;
-      LOG.warn("{} (API server {}); retrying with backoff", error.getMessage(), server);
+      LOG.warn("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
     } else {
       LOG.debug("{} (failure {})", error.getMessage(), failures);
     }
@@ -423,7 +418,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   private void healthy() {
     if (failing) {
-      LOG.info("The list and watch of {} work again", what);
+      LOG.info("The list and watch of {} work again", what());
     }
     failing = false;
     failures = 0;
@@ -452,15 +447,12 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     return delay / 2 + (long) (engine.random.getAsDouble() * (delay / 2));
   }
 
-  private void replace(Map<String, T> items, String version) {
-    for (Map.Entry<String, T> entry : List.copyOf(known.entrySet())) {
-      if (!items.containsKey(entry.getKey())) {
-        known.remove(entry.getKey());
-        notify(() -> listener.onDelete(entry.getValue()));
-      }
+  private void replace(KnownObjects<T> items, String version) {
+    for (T gone : known.retainOnly(items)) {
+      notify(() -> listener.onDelete(gone));
     }
     for (T item : items.values()) {
-      T old = known.put(key(item), item);
+      T old = known.put(item);
       if (old == null) {
         notify(() -> listener.onAdd(item));
       } else if (!java.util.Objects.equals(old.getMetadata().getResourceVersion(),
@@ -481,7 +473,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     try {
       callback.run();
     } catch (RuntimeException e) {
-      LOG.error("A listener of {} failed", what, e);
+      LOG.error("A listener of {} failed", what(), e);
     }
   }
 
@@ -489,13 +481,13 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     String message = null;
     if (body != null && !body.isBlank()) {
       try {
-        Map<?, ?> parsed = serialization.unmarshal(body, Map.class);
+        Map<?, ?> parsed = engine.serialization.unmarshal(body, Map.class);
         message = parsed.get("message") instanceof String s ? s : null;
       } catch (RuntimeException e) {
         message = null; // not a Status: the code alone says what happened
       }
     }
-    return new ReflectorException("cannot " + verb + " " + what + ": the API server answered " + status
+    return new ReflectorException("cannot " + verb + " " + what() + ": the API server answered " + status
         + (message == null ? "" : " (" + message + ")"), status, null);
   }
 
@@ -508,14 +500,6 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     Object metadata = object.get("metadata");
     Object version = metadata instanceof Map<?, ?> m ? m.get("resourceVersion") : null;
     return version == null ? null : version.toString();
-  }
-
-  private static String key(HasMetadata object) {
-    return key(object.getMetadata().getNamespace(), object.getMetadata().getName());
-  }
-
-  private static String key(String namespace, String name) {
-    return namespace == null || namespace.isEmpty() ? name : namespace + "/" + name;
   }
 
   private static byte[] copy(List<ByteBuffer> buffers) {
@@ -537,9 +521,10 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private final class Call {
     final boolean watchList;
     final LineSplitter lines = new LineSplitter();
-    final StringBuilder errorBody = new StringBuilder();
+    /** The body of an answer that is not a 2xx, for its message; null until one arrives. */
+    private StringBuilder errorBody;
     /** WatchList only: the initial state until the initial-events-end bookmark; then null. */
-    Map<String, T> initial;
+    KnownObjects<T> initial;
     volatile CompletableFuture<?> inFlight;
     volatile int status;
     private volatile AsyncBody body;
@@ -547,15 +532,23 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
     Call(boolean watchList) {
       this.watchList = watchList;
-      this.initial = watchList ? new LinkedHashMap<>() : null;
+      this.initial = watchList ? new KnownObjects<>() : null;
     }
 
     /** The response arrived: keep its body to close, and close it at once if the call was cancelled meanwhile. */
     void opened(AsyncBody answerBody) {
       body = answerBody;
+      inFlight = null; // cancelling goes through the body from now on
       if (cancelled) {
         answerBody.cancel();
       }
+    }
+
+    StringBuilder errorBody() {
+      if (errorBody == null) {
+        errorBody = new StringBuilder();
+      }
+      return errorBody;
     }
 
     /** Ends the request: its body if it has one, else the pending response (closed on arrival). */
@@ -572,28 +565,41 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
   }
 
-  /** Splits a byte stream into UTF-8 lines; a line may span chunks. */
+  /**
+   * Splits a byte stream into UTF-8 lines; a line may span chunks. Holds no buffer between whole lines: a watch
+   * idles for minutes, and one large event must not leave its buffer behind.
+   */
   static final class LineSplitter {
-    private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
+    /** The start of a line that spans chunks; null when the last chunk ended with a line break. */
+    private ByteArrayOutputStream partial;
 
     List<String> feed(byte[] bytes) {
       List<String> lines = new ArrayList<>(2);
       int start = 0;
       for (int i = 0; i < bytes.length; i++) {
         if (bytes[i] == '\n') {
-          partial.write(bytes, start, i - start);
-          lines.add(partial.toString(StandardCharsets.UTF_8));
-          partial.reset();
+          if (partial == null) {
+            lines.add(new String(bytes, start, i - start, StandardCharsets.UTF_8));
+          } else {
+            partial.write(bytes, start, i - start);
+            lines.add(partial.toString(StandardCharsets.UTF_8));
+            partial = null;
+          }
           start = i + 1;
         }
       }
-      partial.write(bytes, start, bytes.length - start);
+      if (start < bytes.length) {
+        if (partial == null) {
+          partial = new ByteArrayOutputStream(bytes.length - start);
+        }
+        partial.write(bytes, start, bytes.length - start);
+      }
       return lines;
     }
 
     /** @return what came after the last line break */
     String rest() {
-      return partial.toString(StandardCharsets.UTF_8);
+      return partial == null ? "" : partial.toString(StandardCharsets.UTF_8);
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.nodelet.store.ttl.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
@@ -13,6 +14,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
+import java.util.Map;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -31,9 +35,12 @@ import org.slf4j.LoggerFactory;
  * open in the shared client). So a strategy it replaces holds nothing and closes at once, while its stores keep
  * serving until the managers have moved. With {@code persistence.dir} set, its stores keep what they fetch on disk;
  * the directory stays open across changes that keep the {@code persistence.*} keys and is reopened when they change.
+ * With an invalid first configuration it registers no strategy (the managers serve with their built-in {@code get})
+ * and holds readiness until a valid one comes.
  */
-@Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = TtlStrategyComponent.PID,
-    property = StoreStrategy.PROPERTY + "=ttl")
+// the strategy service is registered from code, once a valid configuration is in force: declared for resolvers
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.objectcache.StoreStrategy\"")
+@Component(service = MultiCollector.class, immediate = true, configurationPid = TtlStrategyComponent.PID)
 @Designate(ocd = TtlStrategyConfiguration.class)
 public final class TtlStrategyComponent implements StoreStrategy, MultiCollector {
 
@@ -47,29 +54,35 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   /** Shared by the strategies built one after another, so that the counts go on. */
   private final TtlStoreMetrics metrics = new TtlStoreMetrics();
   private final PersistenceSwitch persistence;
-  private volatile TtlStoreStrategy strategy;
+  private volatile TtlStoreStrategy strategy; // null until a valid configuration came
 
-  /**
-   * @throws IllegalArgumentException if the configuration is invalid, naming the key
-   */
   @Activate
-  public TtlStrategyComponent(@Reference KubernetesClient client, @Reference NodeIdentity node,
-      TtlStrategyConfiguration config) {
-    this.client = client;
-    this.node = node;
-    this.configuration = LastGoodConfiguration.activate(PID, "the TTL store strategy", config, TtlSettings::from);
-    this.persistence = new PersistenceSwitch(node.nodeName());
-    this.strategy = build(configuration.current());
-    LOG.info("TTL store strategy active: {}", describe(configuration.current()));
+  public TtlStrategyComponent(BundleContext context, @Reference KubernetesClient client,
+      @Reference NodeIdentity node, TtlStrategyConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), client, node, config, properties);
   }
 
-  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  /** For tests: where the strategy service and the health check of a waiting strategy go. */
+  TtlStrategyComponent(ServicePublisher publisher, KubernetesClient client, NodeIdentity node,
+      TtlStrategyConfiguration config, Map<String, Object> properties) {
+    this.client = client;
+    this.node = node;
+    this.persistence = new PersistenceSwitch(node.nodeName());
+    this.configuration = LastGoodConfiguration.waiting(PID, "the TTL store strategy", TtlSettings::from, publisher)
+        .publishing(this, Map.of(StoreStrategy.PROPERTY, "ttl"), StoreStrategy.class);
+    modified(config, properties);
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  void modified(TtlStrategyConfiguration config) {
-    configuration.offer(config).ifPresent(next -> {
+  void modified(TtlStrategyConfiguration config, Map<String, Object> properties) {
+    configuration.apply(config, properties, next -> {
       TtlStoreStrategy old = strategy;
       strategy = build(next);
-      old.close();
+      if (old != null) {
+        old.close();
+      }
+      LOG.info("TTL store strategy active: {}", describe(next));
     });
   }
 
@@ -98,7 +111,11 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    return strategy.createStore(type, listener);
+    TtlStoreStrategy current = strategy;
+    if (current == null) {
+      throw new IllegalStateException("the TTL store strategy waits for a valid configuration " + PID);
+    }
+    return current.createStore(type, listener);
   }
 
   @Override
@@ -108,7 +125,11 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
 
   @Deactivate
   void deactivate() {
-    strategy.close();
+    configuration.close();
+    TtlStoreStrategy current = strategy;
+    if (current != null) {
+      current.close();
+    }
     persistence.close();
   }
 }

@@ -3,6 +3,7 @@ package dev.nodelet.store.ttl.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.objectcache.NotRegisteredException;
@@ -216,17 +217,14 @@ class TtlPersistenceTest {
   @Test
   void aDirectoryWithoutAKeyFileOrWithAKeyFileOpenToOthersIsRefusedNamingTheKey() throws IOException {
     String store = dir.resolve("store").toString();
-    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node, config(Map.of("persistence.dir", store))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("persistence.key.file: required");
+    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node, config(Map.of("persistence.dir", store)), Map.of()), TtlStrategyComponent::deactivate)).contains("persistence.key.file: required");
     Path open = keyFile("rw-r--r--");
-    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node,
-        config(Map.of("persistence.dir", store, "persistence.key.file", open.toString()))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("persistence.key.file: ")
-        .hasMessageContaining(open.toString()).hasMessageContaining("chmod 600");
-    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node, config(Map.of("persistence.dir", store,
-        "persistence.key.file", keyFile.toString(), "persistence.restored.grace.seconds", 0))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("persistence.restored.grace.seconds: must be between 1 and 86400");
+    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node,
+        config(Map.of("persistence.dir", store, "persistence.key.file", open.toString())), Map.of()), TtlStrategyComponent::deactivate)).contains("persistence.key.file: ")
+        .contains(open.toString()).contains("chmod 600");
+    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node, config(Map.of("persistence.dir", store,
+        "persistence.key.file", keyFile.toString(), "persistence.restored.grace.seconds", 0)), Map.of()), TtlStrategyComponent::deactivate))
+        .contains("persistence.restored.grace.seconds: must be between 1 and 86400");
   }
 
   /**
@@ -234,12 +232,13 @@ class TtlPersistenceTest {
    * with {@code changed} and fetches b through a new store; closes both stores and deactivates the component.
    */
   private void fetchAThenReconfigureAndFetchB(Map<String, Object> properties, Map<String, Object> changed) {
-    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, config(properties));
+    TtlStrategyComponent component = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node,
+        config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> first = component.createStore(ResourceType.CONFIG_MAPS);
       first.addReference("ns", "a", "pod-1");
       assertThat(data(first.get("ns", "a"))).isEqualTo("a-1");
-      component.modified(config(changed));
+      component.modified(config(changed), Map.of());
       ObjectStore<ConfigMap> next = component.createStore(ResourceType.CONFIG_MAPS);
       next.addReference("ns", "b", "pod-1");
       assertThat(data(next.get("ns", "b"))).isEqualTo("b-1");
@@ -279,7 +278,7 @@ class TtlPersistenceTest {
         "use.node.ttl.annotation", false, "default.ttl.seconds", 120));
 
     api.server().stop();
-    TtlStrategyComponent second = new TtlStrategyComponent(api.client(), node, config(properties));
+    TtlStrategyComponent second = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node, config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       assertThat(data(restored.get("ns", "a"))).isEqualTo("a-1");

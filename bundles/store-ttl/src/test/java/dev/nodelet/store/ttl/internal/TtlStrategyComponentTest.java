@@ -4,19 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.nodelet.cache.core.ObjectManagers;
+import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
-import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -35,6 +35,7 @@ class TtlStrategyComponentTest {
   @RegisterExtension
   final ApiServerExtension api = new ApiServerExtension();
   private TtlStrategyComponent component;
+  private final RecordingPublisher registry = new RecordingPublisher();
 
   private final NodeIdentity node = FixedNodeIdentity.named("node-1");
 
@@ -43,7 +44,8 @@ class TtlStrategyComponentTest {
     api.client().nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build())
         .create();
     api.createConfigMap("ns", "a", Map.of("k", "1"));
-    component = new TtlStrategyComponent(api.client(), node, config(Map.of("default.ttl.seconds", 3600)));
+    component = new TtlStrategyComponent(registry, api.client(), node, config(Map.of("default.ttl.seconds", 3600)),
+        Map.of("default.ttl.seconds", 3600));
   }
 
   @AfterEach
@@ -68,15 +70,30 @@ class TtlStrategyComponentTest {
   }
 
   @Test
-  void invalidValuesAtActivationFailItWithTheKeyNamed() {
-    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node,
-        config(Map.of("default.ttl.seconds", "soon"))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("default.ttl.seconds: not a whole number of seconds");
-    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), node,
-        config(Map.of("default.ttl.seconds", 400L * 24 * 3600))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("default.ttl.seconds: must be between 0 and 31536000 seconds, was 34560000");
+  void anInvalidFirstConfigurationRegistersNoStrategyAndHoldsReadinessUntilAValidOne() {
+    RecordingPublisher waitingRegistry = new RecordingPublisher();
+    Map.of("soon", "default.ttl.seconds: not a whole number of seconds",
+            400L * 24 * 3600, "default.ttl.seconds: must be between 0 and 31536000 seconds, was 34560000")
+        .forEach((value, error) -> {
+          TtlStrategyComponent waiting = new TtlStrategyComponent(waitingRegistry, api.client(), node,
+              config(Map.of("default.ttl.seconds", value)), Map.of());
+          assertThat(waitingRegistry.health()).startsWith("CRITICAL the TTL store strategy waits for a valid"
+              + " configuration dev.nodelet.store.ttl: " + error);
+          assertThat(waitingRegistry.services(StoreStrategy.class)).isEmpty();
+          assertThatThrownBy(() -> waiting.createStore(ResourceType.CONFIG_MAPS))
+              .isInstanceOf(IllegalStateException.class);
+
+          waiting.modified(config(Map.of("default.ttl.seconds", 60)), Map.of("default.ttl.seconds", 60));
+          assertThat(waitingRegistry.healthCheck()).isEmpty();
+          assertThat(waitingRegistry.services(StoreStrategy.class)).containsExactly(waiting);
+          assertThat(waitingRegistry.registered.get(waiting)).containsEntry(StoreStrategy.PROPERTY, "ttl");
+          ObjectStore<ConfigMap> store = waiting.createStore(ResourceType.CONFIG_MAPS);
+          store.addReference("ns", "a", "pod-1");
+          assertThat(store.get("ns", "a").getData()).containsEntry("k", "1");
+          store.close();
+          waiting.deactivate();
+          assertThat(waitingRegistry.registered).isEmpty();
+        });
   }
 
   @Test
@@ -85,9 +102,9 @@ class TtlStrategyComponentTest {
     store.addReference("ns", "a", "pod-1");
     TtlSettings good = component.settings();
 
-    component.modified(config(Map.of("default.ttl.seconds", -5)));
-    component.modified(config(Map.of("default.ttl.seconds", "a minute")));
-    component.modified(config(Map.of("default.ttl.seconds", Long.MAX_VALUE)));
+    component.modified(config(Map.of("default.ttl.seconds", -5)), Map.of());
+    component.modified(config(Map.of("default.ttl.seconds", "a minute")), Map.of());
+    component.modified(config(Map.of("default.ttl.seconds", Long.MAX_VALUE)), Map.of());
 
     assertThat(component.settings()).isEqualTo(good);
     assertThat(refetches(store)).as("the 3600 s TTL still holds").isFalse();
@@ -115,7 +132,10 @@ class TtlStrategyComponentTest {
 
       // what SCR does on a new configuration: the modified method, then the service's new properties, on which the
       // managers' components move to a fresh store
-      component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)));
+      component.modified(config(Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false)),
+          Map.of("default.ttl.seconds", 0, "use.node.ttl.annotation", false));
+      assertThat(registry.registered.get(component)).as("the managers see the new properties")
+          .containsEntry("default.ttl.seconds", 0).containsEntry(StoreStrategy.PROPERTY, "ttl");
       before = fetches();
       manager.get("ns", "a");
       assertThat(fetches()).as("the manager's store still has the old TTL").isEqualTo(before);

@@ -1,9 +1,9 @@
 package dev.nodelet.store.ttl.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
@@ -120,8 +120,8 @@ class TtlStrategyTest {
     Map<String, String> annotations = new ConcurrentHashMap<>(Map.of(TtlStoreStrategy.TTL_ANNOTATION, "0"));
     NodeIdentity node = FixedNodeIdentity.named("node-1").withAnnotations(annotations);
     // the component runs on the system clock: an hour is fresh, 0 never is
-    TtlStrategyComponent component = new TtlStrategyComponent(api.client(), node, Converters.standardConverter()
-        .convert(Map.of("default.ttl.seconds", 3600)).to(TtlStrategyConfiguration.class));
+    TtlStrategyComponent component = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node, Converters.standardConverter()
+        .convert(Map.of("default.ttl.seconds", 3600)).to(TtlStrategyConfiguration.class), Map.of());
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
@@ -175,10 +175,9 @@ class TtlStrategyTest {
 
   @Test
   void aNegativeDefaultIsNamed() {
-    assertThatThrownBy(() -> new TtlStrategyComponent(api.client(), null,
+    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), FixedNodeIdentity.named("node-1"),
         Converters.standardConverter().convert(Map.of("default.ttl.seconds", -1, "use.node.ttl.annotation", false))
-            .to(TtlStrategyConfiguration.class)))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("default.ttl.seconds: must be between 0 and 31536000 seconds, was -1");
+            .to(TtlStrategyConfiguration.class), Map.of()), TtlStrategyComponent::deactivate))
+        .contains("default.ttl.seconds: must be between 0 and 31536000 seconds, was -1");
   }
 }

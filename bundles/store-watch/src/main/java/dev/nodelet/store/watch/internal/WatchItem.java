@@ -38,7 +38,7 @@ final class WatchItem<T extends HasMetadata> {
   final String namespace;
   final String name;
   /** References per pod UID; guarded by the owning store's lock. */
-  final Map<String, Integer> references = new HashMap<>();
+  final Map<String, Integer> references = new HashMap<>(2); // mostly one pod: a table of 2, not 16
   /**
    * Pods whose reference was read back from disk and that have not registered again in this run; guarded by the
    * owning store's lock.

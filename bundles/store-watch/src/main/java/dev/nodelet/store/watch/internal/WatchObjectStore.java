@@ -25,7 +25,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -76,6 +78,9 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private final KubernetesClient client;
   private final Reflectors reflectors;
   private final List<ScheduledFuture<?>> ticks = new ArrayList<>();
+  /** Reflectors to open, on the timer thread ({@link #openLater}). */
+  private final Queue<Opening<T>> openings = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean opening = new AtomicBoolean();
   /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
   private final Map<String, Map<String, WatchItem<T>>> items = new ConcurrentHashMap<>();
   /** The clock's millis, refreshed every second and by each sweep. */
@@ -360,7 +365,43 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private void start(WatchItem<T> item) {
     int run = item.start();
     if (run != 0 && admit(item)) {
-      open(item, run, null);
+      openLater(item, run);
+    }
+  }
+
+  /** An item whose run's reflector is still to be opened. */
+  private record Opening<T extends HasMetadata>(WatchItem<T> item, int run) {
+  }
+
+  /**
+   * Queues the opening of a run's reflector for the timer thread: a registration or get only enqueues, and a run
+   * stopped before its turn (the pod went again) opens nothing.
+   */
+  private void openLater(WatchItem<T> item, int run) {
+    openings.add(new Opening<>(item, run));
+    if (opening.compareAndSet(false, true)) {
+      try {
+        timer.execute(this::openQueued);
+      } catch (RejectedExecutionException e) {
+        opening.set(false); // the strategy is closed, and this store with it
+      }
+    }
+  }
+
+  private void openQueued() {
+    Opening<T> next;
+    while ((next = openings.poll()) != null) {
+      if (!stopped && next.item().isRun(next.run())) {
+        open(next.item(), next.run(), null);
+      }
+    }
+    opening.set(false);
+    if (!openings.isEmpty() && opening.compareAndSet(false, true)) {
+      try {
+        timer.execute(this::openQueued); // queued after the poll above came up empty
+      } catch (RejectedExecutionException e) {
+        opening.set(false);
+      }
     }
   }
 

@@ -3,6 +3,7 @@ package dev.nodelet.store.watch.internal;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.ObjectStore;
@@ -17,7 +18,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -36,10 +40,12 @@ import org.slf4j.LoggerFactory;
  * {@code nodelet-kube}'s {@link Reflectors} service, over its client: the watches share its connections and restart
  * bucket, and its requests are counted in {@code rest_client_*}. The time-to-live of polled objects follows the
  * node's annotation through {@link NodeIdentity}, which watches the node anyway. A new client re-activates it;
- * deactivation stops every watch and the sweep timer.
+ * deactivation stops every watch and the sweep timer. With an invalid first configuration it registers no strategy
+ * (the managers serve with their built-in {@code get}) and holds readiness until a valid one comes.
  */
-@Component(service = {StoreStrategy.class, MultiCollector.class}, configurationPid = WatchStrategyComponent.PID,
-    property = StoreStrategy.PROPERTY + "=watch")
+// the strategy service is registered from code, once a valid configuration is in force: declared for resolvers
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.objectcache.StoreStrategy\"")
+@Component(service = MultiCollector.class, immediate = true, configurationPid = WatchStrategyComponent.PID)
 @Designate(ocd = WatchStrategyConfiguration.class)
 public final class WatchStrategyComponent implements StoreStrategy, MultiCollector {
 
@@ -107,51 +113,41 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
   private final WatchStoreMetrics metrics = new WatchStoreMetrics();
-  private volatile WatchStoreStrategy strategy;
+  private volatile WatchStoreStrategy strategy; // null until a valid configuration came
   /** The open persistence directory of {@link #strategy}, if any; changed with it. */
   private volatile Persistence persistence;
 
-  /**
-   * @throws IllegalArgumentException if the configuration is invalid
-   */
   @Activate
-  public WatchStrategyComponent(@Reference(name = "kubernetesClient") KubernetesClient client,
+  public WatchStrategyComponent(BundleContext context,
+      @Reference(name = "kubernetesClient") KubernetesClient client,
       @Reference(name = "reflectors") Reflectors reflectors, @Reference(name = "nodeIdentity") NodeIdentity node,
-      WatchStrategyConfiguration config) {
+      WatchStrategyConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), client, reflectors, node, config, properties);
+  }
+
+  /** For tests: where the strategy service and the health check of a waiting strategy go. */
+  WatchStrategyComponent(ServicePublisher publisher, KubernetesClient client, Reflectors reflectors,
+      NodeIdentity node, WatchStrategyConfiguration config, Map<String, Object> properties) {
     this.client = client;
     this.node = node;
     this.reflectors = reflectors;
     this.nodeName = node.nodeName();
-    try {
-      this.configuration = LastGoodConfiguration.activate(PID, "the watch store strategy", config, Settings::from);
-    } catch (IllegalArgumentException e) {
-      throw builderRefusal(client, config).orElse(e);
-    }
-    this.strategy = build(configuration.current(), null);
-    LOG.info("Watch store strategy active: {}", configuration.current());
+    this.configuration = LastGoodConfiguration.waiting(PID, "the watch store strategy", Settings::from, publisher)
+        .publishing(this, Map.of(StoreStrategy.PROPERTY, "watch"), StoreStrategy.class);
+    modified(config, properties);
   }
 
-  /** A value the builder refuses itself fails the activation with the builder's message. */
-  private static Optional<IllegalArgumentException> builderRefusal(KubernetesClient client,
-      WatchStrategyConfiguration config) {
-    try {
-      WatchStoreStrategy.builder(client).resyncInterval(Duration.ofSeconds(config.resync_interval_seconds()))
-          .syncWait(Duration.ofMillis(config.sync_wait_millis()));
-      return Optional.empty();
-    } catch (IllegalArgumentException e) {
-      return Optional.of(e);
-    } catch (RuntimeException e) {
-      return Optional.empty();
-    }
-  }
-
-  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  void modified(WatchStrategyConfiguration config) {
-    Settings previous = configuration.current();
-    Optional<PersistenceConfig> before = previous.persistence();
-    configuration.offer(config).ifPresent(next -> {
-      if (next.sameButBudget(previous)) {
+  synchronized void modified(WatchStrategyConfiguration config, Map<String, Object> properties) {
+    Optional<Settings> previous = configuration.settings();
+    configuration.apply(config, properties, next -> {
+      if (previous.isEmpty()) {
+        strategy = build(next, null);
+        LOG.info("Watch store strategy active: {}", next);
+        return;
+      }
+      if (next.sameButBudget(previous.get())) {
         // the stores stay: their watches beyond the new budget end, or polled objects move back to watches
         strategy.maxWatches(next.maxWatches());
         LOG.info("Watch budget changed: {}", next.maxWatches() == 0 ? "none" : next.maxWatches() + " watches");
@@ -159,7 +155,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
       }
       WatchStoreStrategy old = strategy;
       Persistence oldPersistence = persistence;
-      if (next.persistence().equals(before)) {
+      if (next.persistence().equals(previous.get().persistence())) {
         // the same directory stays open, shared by the old stores and the new ones
         strategy = build(next, oldPersistence);
         old.closeWhenUnused();
@@ -206,6 +202,9 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
       ObjectStore.Listener<? super T> listener) {
     while (true) {
       WatchStoreStrategy current = strategy;
+      if (current == null) {
+        throw new IllegalStateException("the watch store strategy waits for a valid configuration " + PID);
+      }
       try {
         return current.createStore(type, listener);
       } catch (IllegalStateException e) {
@@ -224,7 +223,11 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   @Deactivate
   void deactivate() {
-    strategy.close();
+    configuration.close();
+    WatchStoreStrategy current = strategy;
+    if (current != null) {
+      current.close();
+    }
     Persistence open = persistence;
     if (open != null) {
       open.close();

@@ -1,5 +1,7 @@
 package dev.nodelet.store.watch.internal;
 
+import dev.nodelet.configuration.RecordingPublisher;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
@@ -57,8 +59,22 @@ final class WatchComponentExtension implements BeforeEachCallback, AfterEachCall
     return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
   }
 
-  /** Activates the component with the configuration of these properties. */
+  /** Activates the component with these configuration properties, registering through a recording publisher. */
   WatchStrategyComponent activate(Map<String, Object> properties) {
-    return new WatchStrategyComponent(api.client(), reflectors(), new TestNode(), config(properties));
+    return activate(new RecordingPublisher(), properties);
+  }
+
+  /**
+   * @return what a component activated with these invalid configuration properties says it waits for, on its
+   *     health check
+   */
+  String waits(Map<String, Object> properties) {
+    return RecordingPublisher.waits(publisher -> activate(publisher, properties), WatchStrategyComponent::deactivate);
+  }
+
+  /** Activates the component with these configuration properties, registering through {@code publisher}. */
+  WatchStrategyComponent activate(ServicePublisher publisher, Map<String, Object> properties) {
+    return new WatchStrategyComponent(publisher, api.client(), reflectors(), new TestNode(), config(properties),
+        properties);
   }
 }

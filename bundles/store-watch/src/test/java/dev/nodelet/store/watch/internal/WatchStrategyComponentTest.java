@@ -1,11 +1,14 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.store.watch.internal.WatchComponentExtension.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.process.Descriptors;
@@ -92,10 +95,36 @@ class WatchStrategyComponentTest {
 
 
   @Test
+  void anInvalidFirstConfigurationRegistersNoStrategyAndHoldsReadinessUntilAValidOne() {
+    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
+        .endMetadata().addToData("k", "v").build()).create();
+    RecordingPublisher registry = new RecordingPublisher();
+    WatchStrategyComponent component = ds.activate(registry, Map.of("sync.wait.millis", 0));
+    try {
+      assertThat(registry.health()).isEqualTo("CRITICAL the watch store strategy waits for a valid configuration"
+          + " dev.nodelet.store.watch: sync.wait.millis: must be between 1 and 600000 milliseconds, was 0; correct"
+          + " it (etc/dev.nodelet.store.watch.cfg)");
+      assertThat(registry.services(StoreStrategy.class)).isEmpty();
+      assertThat(sweepThreadAlive()).as("no strategy, no timer").isFalse();
+
+      component.modified(config(Map.of("sync.wait.millis", 5000)), Map.of("sync.wait.millis", 5000));
+      assertThat(registry.healthCheck()).isEmpty();
+      assertThat(registry.services(StoreStrategy.class)).containsExactly(component);
+      assertThat(registry.registered.get(component)).containsEntry(StoreStrategy.PROPERTY, "watch")
+          .containsEntry("sync.wait.millis", 5000);
+      ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
+      store.addReference("ns", "c", "pod-1");
+      assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
+    } finally {
+      component.deactivate();
+    }
+    assertThat(registry.registered).isEmpty();
+  }
+
+  @Test
   void aBadValueIsNamed() {
-    assertThatThrownBy(() -> ds.activate(Map.of("resync.interval.seconds", 0)))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("resyncInterval must be positive, was PT0S");
+    assertThat(ds.waits(Map.of("resync.interval.seconds", 0)))
+        .contains("resync.interval.seconds: must be between 1 and 86400 seconds, was 0");
   }
 
   @Test

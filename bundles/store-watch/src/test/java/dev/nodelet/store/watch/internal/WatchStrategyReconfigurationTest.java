@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.cache.core.ObjectManagers;
-import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.cache.core.SwitchableObjectManager;
+import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -56,34 +56,28 @@ class WatchStrategyReconfigurationTest {
   }
 
   @Test
-  void activationWithAnInvalidValueFailsNamingTheKey() {
-    assertThatThrownBy(() -> ds.activate(Map.of("sync.wait.millis", 3_600_000)))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThatThrownBy(() -> ds.activate(Map.of("resync.interval.seconds", "often")))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("resync.interval.seconds: not a whole number of seconds");
-    // what the builder refuses by itself keeps the builder's message
-    assertThatThrownBy(() -> ds.activate(Map.of("sync.wait.millis", 0)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("syncWait must be positive, was PT0S");
+  void anInvalidFirstValueWaitsNamingTheKey() {
+    assertThat(ds.waits(Map.of("sync.wait.millis", 3_600_000)))
+        .contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
+    assertThat(ds.waits(Map.of("resync.interval.seconds", "often")))
+        .contains("resync.interval.seconds: not a whole number of seconds");
+    assertThat(ds.waits(Map.of("sync.wait.millis", 0)))
+        .contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 0");
   }
 
   @Test
-  void anInvalidWatchBudgetIsRefusedNamingTheKey() {
-    assertThatThrownBy(() -> ds.activate(Map.of("max.watches", -1)))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("max.watches: must be between 0 and 1000000 watches, was -1");
-    assertThatThrownBy(() -> ds.activate(Map.of("max.watches", "many")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("max.watches: not a whole number of watches");
-    assertThatThrownBy(() -> ds.activate(Map.of("polled.ttl.seconds", -5)))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
+  void anInvalidWatchBudgetWaitsOrIsRefusedNamingTheKey() {
+    assertThat(ds.waits(Map.of("max.watches", -1)))
+        .contains("max.watches: must be between 0 and 1000000 watches, was -1");
+    assertThat(ds.waits(Map.of("max.watches", "many"))).contains("max.watches: not a whole number of watches");
+    assertThat(ds.waits(Map.of("polled.ttl.seconds", -5)))
+        .contains("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
 
     WatchStoreStrategy first = watch.strategy();
-    watch.modified(config(Map.of("max.watches", 1)));
+    watch.modified(config(Map.of("max.watches", 1)), Map.of());
     for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(Map.of("max.watches", -1),
         Map.of("max.watches", 1_000_001), Map.of("max.watches", "all"))) {
-      watch.modified(config(bad));
+      watch.modified(config(bad), Map.of());
       assertThat(watch.settings().maxWatches()).as("the last good budget").isEqualTo(1);
       assertThat(first.maxWatches()).isEqualTo(1);
     }
@@ -101,7 +95,7 @@ class WatchStrategyReconfigurationTest {
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
     WatchStoreStrategy first = watch.strategy();
 
-    watch.modified(config(Map.of("max.watches", 1)));
+    watch.modified(config(Map.of("max.watches", 1)), Map.of());
     assertThat(watch.strategy()).as("no new strategy: the budget holds across the change").isSameAs(first);
     assertThat(watch.settings().maxWatches()).isEqualTo(1);
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
@@ -116,7 +110,7 @@ class WatchStrategyReconfigurationTest {
         .filter(o -> o.state().equals(java.util.Optional.of(dev.nodelet.objectcache.ObjectState.POLLED))))
         .hasSize(1);
 
-    watch.modified(config(Map.of()));
+    watch.modified(config(Map.of()), Map.of());
     assertThat(watch.strategy()).isSameAs(first);
     assertThat(first.maxWatches()).isZero();
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
@@ -136,7 +130,7 @@ class WatchStrategyReconfigurationTest {
         Map.of("resync.interval.seconds", -1), Map.of("resync.interval.seconds", 0),
         Map.of("sync.wait.millis", 0), Map.of("sync.wait.millis", -250), Map.of("sync.wait.millis", "soon"),
         Map.of("resync.interval.seconds", Long.MAX_VALUE))) {
-      watch.modified(config(bad));
+      watch.modified(config(bad), Map.of());
       // SCR then publishes the refused values as service properties, and the manager takes a fresh store of the
       // same strategy: a new watch, the same settings, no registration lost
       manager.useStrategy("watch", watch);
@@ -154,7 +148,7 @@ class WatchStrategyReconfigurationTest {
 
     WatchStoreStrategy old = watch.strategy();
     Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
-    watch.modified(config(next));
+    watch.modified(config(next), Map.of());
     assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1, java.util.Optional.empty()));
     assertThat(old.isClosed()).as("the old one still feeds the manager's store").isFalse();
     assertThat(old.openStores()).isEqualTo(1);
