@@ -42,12 +42,12 @@ final class ApiServerFixture implements AutoCloseable {
   }
 
   /**
-   * The same with the rules of the ClusterRole changed by {@code adjust} first, e.g. to let the token read only some
-   * Secrets by name.
+   * The same over HTTPS with HTTP/2, as a cluster serves (kubeconfigs written for it carry its CA), with the rules of
+   * the ClusterRole changed by {@code adjust} first, e.g. to let the token read only some Secrets by name.
    */
-  static ApiServerFixture startLimitedTo(Path manifest, String clusterRole, String token, String user,
+  static ApiServerFixture startTlsLimitedTo(Path manifest, String clusterRole, String token, String user,
       UnaryOperator<List<PolicyRule>> adjust) {
-    return start(EmbeddedApiServer.builder().authorize(token, user,
+    return start(EmbeddedApiServer.builder().tls().authorize(token, user,
         adjust.apply(ClusterRoles.rules(manifest, clusterRole))));
   }
 
@@ -106,6 +106,11 @@ final class ApiServerFixture implements AutoCloseable {
 
   private static String base64(String value) {
     return Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The PEM of the CA that signed this server's certificate; only over TLS. */
+  String caCertificatePem() {
+    return server.caCertificatePem();
   }
 
   /** Writes a kubeconfig for this server that sends {@code token}. */

@@ -55,12 +55,14 @@ public class FelixKubeIT extends NodeletTestSupport {
   private static final String FABRIC8_COMPONENT = "io.fabric8.kubernetes.client.osgi.ManagedKubernetesClient";
 
   /**
-   * Threads of a fabric8 client with the JDK HTTP client: Nodelet's task pool, the JDK client's selector,
-   * fabric8's HTTP executor and its shared scheduler; the rest catches other clients that should not be there.
+   * Threads of a fabric8 client: Nodelet's task pool and Jetty's I/O threads and timer ({@code nodelet-kube-}), the
+   * JDK client's selector and fabric8's HTTP executor and shared scheduler (with {@code http2.enabled=false}), Jetty's
+   * own default names; the rest catches other clients that should not be there.
    */
   private static final Pattern CLIENT_THREAD = Pattern.compile(
       "nodelet-kube-.*|nodelet-reflector-.*|HttpClient-\\d+-.*|JdkHttpClientFactory-.*|CachedSingleThreadScheduler-.*"
-          + "|(?i).*(okhttp|fabric8|informer|vert\\.x).*");
+          + "|(HttpClient|WebSocketClient)@.*|qtp\\d+-.*|Scheduler-\\d+.*"
+          + "|(?i).*(okhttp|fabric8|informer|vert\\.x|jetty).*");
 
   /** A configuration property that tells one configuration update from the next. */
   private static final String GENERATION_PROPERTY = "nodelet.itest.generation";
@@ -214,14 +216,16 @@ public class FelixKubeIT extends NodeletTestSupport {
     }
     Set<String> running = clientThreads();
     assertTrue("task threads among " + running, running.stream().anyMatch(name -> name.startsWith("nodelet-kube-")));
-    assertTrue("JDK HTTP client threads among " + running,
-        running.stream().anyMatch(name -> name.startsWith("HttpClient-")));
+    // the default transport: Jetty's client, on threads named after the client
+    assertTrue("Jetty's I/O threads among " + running,
+        running.stream().anyMatch(name -> name.matches("nodelet-kube-\\d+-http-\\d+")));
 
     Bundle kube = kubeBundle();
     kube.stop();
     try {
       assertEquals(Set.of(), kubeServices());
-      // the JDK 17 HTTP client ends its selector thread only once the closed client is garbage
+      // with http2.enabled=false, the JDK 17 HTTP client ends its selector thread only once the closed client is
+      // garbage
       await().atMost(WAIT).untilAsserted(() -> {
         System.gc();
         assertEquals(Set.of(), clientThreads());

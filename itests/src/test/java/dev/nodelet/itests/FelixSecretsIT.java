@@ -23,7 +23,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -34,6 +33,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
@@ -57,6 +59,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.apache.commons.io.output.TeeOutputStream;
 import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Job;
@@ -83,7 +88,8 @@ import org.slf4j.LoggerFactory;
  * a deleted one), and every Gogo command of the bundles runs, {@code nodelet:watch} included. Then none of the known
  * values, plain or base64, nor Nodelet's bearer token, is in the log file, an OSGi log entry, the console, a command's
  * output, the text of a caught exception or a {@code toString()} of Nodelet's types; and the log is not empty of the
- * DEBUG and TRACE lines of fabric8 and Nodelet, and the values really were served.
+ * DEBUG and TRACE lines of fabric8 and Nodelet, and the values really were served. The API server speaks HTTPS, so
+ * Nodelet's client speaks HTTP/2 through its embedded Jetty, which prints no line below WARN.
  *
  * <p>The test's own writes (updates, the deletion) go to the API server without a token, as an administrator's would;
  * Nodelet's client has the ClusterRole of {@code docs/deploy/rbac.yaml} with Secrets readable by name only, every
@@ -102,6 +108,8 @@ public class FelixSecretsIT extends NodeletTestSupport {
   private static final String USER = "system:serviceaccount:nodelet-system:nodelet";
   private static final String DIR_PROPERTY = "nodelet.itest.secrets.dir";
   private static final String KUBECONFIG_PROPERTY = "nodelet.itest.kubeconfig";
+  /** The API server's CA, for the test's own requests. */
+  private static final String CA_PROPERTY = "nodelet.itest.ca";
   private static final String LOG_FILE = "nodelet-trace.log";
   private static final String SECRET_PID = "dev.nodelet.secret";
   private static final String TTL_PID = "dev.nodelet.store.ttl";
@@ -131,7 +139,6 @@ public class FelixSecretsIT extends NodeletTestSupport {
   /** Seeded at version 1, updated once per phase and once more through the shell's strategy switch. */
   private static final int VERSIONS = STRATEGIES.size() + 1;
 
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final Pattern LOG_LINE = Pattern.compile("\\] (TRACE|DEBUG|INFO|WARN|ERROR) (\\S+) - ");
 
   static String value(String secret, String key, int version) {
@@ -154,7 +161,7 @@ public class FelixSecretsIT extends NodeletTestSupport {
     Path dir = Path.of(build.getProperty("build.directory"), "secrets-it");
     Files.createDirectories(dir);
     Files.deleteIfExists(dir.resolve(LOG_FILE));
-    ApiServerFixture server = ApiServerFixture.startLimitedTo(Path.of(build.getProperty("rbac.manifest")),
+    ApiServerFixture server = ApiServerFixture.startTlsLimitedTo(Path.of(build.getProperty("rbac.manifest")),
         "nodelet", TOKEN, USER, FelixSecretsIT::secretsByName);
     try (KubernetesClient admin = server.newClient()) {
       seed(admin);
@@ -172,8 +179,12 @@ public class FelixSecretsIT extends NodeletTestSupport {
     // started by the test, after it has wrapped System.out and System.err: Gogo keeps the streams it finds
     options.add(mavenBundle("org.apache.felix", "org.apache.felix.gogo.runtime",
         build.getProperty("felix.gogo.runtime.version")).noStart());
+    // the test's console tee (TeeOutputStream) runs inside the framework
+    options.add(mavenBundle("commons-io", "commons-io", build.getProperty("commons-io.version")));
     options.add(systemProperty(DIR_PROPERTY).value(dir.toString()));
     options.add(systemProperty(KUBECONFIG_PROPERTY).value(kubeconfig.toString()));
+    options.add(systemProperty(CA_PROPERTY).value(Files.writeString(dir.resolve("ca.pem"), server.caCertificatePem())
+        .toString()));
     options.addAll(featureOptions("nodelet-metrics"));
     return options.toArray(Option[]::new);
   }
@@ -410,9 +421,15 @@ public class FelixSecretsIT extends NodeletTestSupport {
     assertTrue("Nodelet DEBUG/TRACE lines: " + levels, levels.getOrDefault("dev.nodelet DEBUG", 0)
         + levels.getOrDefault("dev.nodelet TRACE", 0) > 0);
     // TRACE was on; nothing in this run logs at TRACE but fabric8's HTTP logging, which Nodelet's clients leave out
-    for (String logger : List.of("io.fabric8.kubernetes.client.http.HttpLoggingInterceptor", "dev.nodelet")) {
+    for (String logger : List.of("io.fabric8.kubernetes.client.http.HttpLoggingInterceptor", "dev.nodelet",
+        "dev.nodelet.kube.internal.jetty.client.HttpSender")) {
       assertTrue(logger + " at TRACE", LoggerFactory.getLogger(logger).isTraceEnabled());
     }
+    // the client spoke HTTP/2 over TLS, through Jetty, whose logging is its own: no line of Jetty's below WARN
+    assertTrue("a client over HTTP/2", logLines.stream().anyMatch(l -> l.contains("HTTP/2 over Jetty's client")
+        && l.contains("https://")));
+    assertTrue("Jetty's lines below WARN", logLines.stream().noneMatch(l -> l.matches(
+        ".*\\] (TRACE|DEBUG|INFO) (dev\\.nodelet\\.kube\\.internal\\.jetty|org\\.eclipse\\.jetty)\\..*")));
     assertTrue("log lines: " + logLines.size(), logLines.size() > 100);
     assertTrue("OSGi log entries: " + evidence.osgiEntries, evidence.osgiEntries > 0);
     assertTrue("served gets: " + servedGets, servedGets.get() >= VERSIONS * SERVED.size());
@@ -472,7 +489,7 @@ public class FelixSecretsIT extends NodeletTestSupport {
   private static void scrapeHealth(int port, Evidence evidence, String phase) throws Exception {
     for (String path : List.of("/receipts", "/readyz?verbose", "/livez?verbose", "/system/health")) {
       URI uri = URI.create("http://127.0.0.1:" + port + path);
-      String body = await().atMost(WAIT).ignoreExceptions().until(() -> HTTP.send(HttpRequest.newBuilder(uri)
+      String body = await().atMost(WAIT).ignoreExceptions().until(() -> Http.CLIENT.send(HttpRequest.newBuilder(uri)
           .build(), HttpResponse.BodyHandlers.ofString()).body(), b -> !b.isEmpty());
       evidence.add("health " + path + " (" + phase + ")", body);
     }
@@ -485,7 +502,7 @@ public class FelixSecretsIT extends NodeletTestSupport {
     HttpRequest.Builder request = HttpRequest.newBuilder(uri).header("Content-Type", "application/json");
     request.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
         : HttpRequest.BodyPublishers.ofString(body));
-    HttpResponse<String> response = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response = Http.CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
     if (response.statusCode() / 100 != 2) {
       throw new AssertionError(method + " " + uri + " answered " + response.statusCode());
     }
@@ -494,6 +511,27 @@ public class FelixSecretsIT extends NodeletTestSupport {
   private Bundle bundle(String symbolicName) {
     return Stream.of(bundleContext.getBundles()).filter(b -> symbolicName.equals(b.getSymbolicName())).findFirst()
         .orElseThrow(() -> new AssertionError("no bundle " + symbolicName));
+  }
+
+  /** The test's own HTTP client, inside the framework only: it trusts the API server's CA. */
+  private static final class Http {
+    static final HttpClient CLIENT = trustingTheApiServer();
+
+    private static HttpClient trustingTheApiServer() {
+      try (InputStream pem = Files.newInputStream(Path.of(System.getProperty(CA_PROPERTY)))) {
+        KeyStore trusted = KeyStore.getInstance(KeyStore.getDefaultType());
+        trusted.load(null, null);
+        trusted.setCertificateEntry("api-server-ca", CertificateFactory.getInstance("X.509")
+            .generateCertificate(pem));
+        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        trust.init(trusted);
+        SSLContext tls = SSLContext.getInstance("TLS");
+        tls.init(null, trust.getTrustManagers(), null);
+        return HttpClient.newBuilder().sslContext(tls).build();
+      } catch (IOException | GeneralSecurityException e) {
+        throw new IllegalStateException("cannot trust the API server's CA from " + System.getProperty(CA_PROPERTY), e);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- what is searched, and for what
@@ -687,8 +725,8 @@ public class FelixSecretsIT extends NodeletTestSupport {
     void teeConsole() {
       systemOut = System.out;
       systemErr = System.err;
-      System.setOut(new PrintStream(new Tee(systemOut, console), true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(new Tee(systemErr, console), true, StandardCharsets.UTF_8));
+      System.setOut(new PrintStream(new TeeOutputStream(systemOut, console), true, StandardCharsets.UTF_8));
+      System.setErr(new PrintStream(new TeeOutputStream(systemErr, console), true, StandardCharsets.UTF_8));
     }
 
     String console() {
@@ -767,38 +805,6 @@ public class FelixSecretsIT extends NodeletTestSupport {
           Files.writeString(dir.resolve(file.getKey() + ".txt"), file.getValue());
         }
       }
-    }
-  }
-
-  /** Writes to the console as before and to a buffer. */
-  private static final class Tee extends OutputStream {
-    private final OutputStream first;
-    private final ByteArrayOutputStream second;
-
-    Tee(OutputStream first, ByteArrayOutputStream second) {
-      this.first = first;
-      this.second = second;
-    }
-
-    @Override
-    public void write(int b) throws IOException {
-      first.write(b);
-      synchronized (second) {
-        second.write(b);
-      }
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      first.write(b, off, len);
-      synchronized (second) {
-        second.write(b, off, len);
-      }
-    }
-
-    @Override
-    public void flush() throws IOException {
-      first.flush();
     }
   }
 }

@@ -1,5 +1,7 @@
 package dev.nodelet.configuration;
 
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.util.function.LongSupplier;
 
 /** Checks of single configuration values, with the messages every component gives for them. */
@@ -32,5 +34,25 @@ public final class ConfigurationValues {
           + (unit.isEmpty() ? "" : " " + unit) + ", was " + value);
     }
     return value;
+  }
+
+  /**
+   * A file system path.
+   *
+   * @param key the configuration key, for the message
+   * @param value the value as configured
+   * @return the path, without surrounding blanks
+   * @throws IllegalArgumentException naming the key if the value is empty or not a path
+   */
+  public static Path path(String key, String value) {
+    String stripped = value == null ? "" : value.strip();
+    if (stripped.isEmpty()) {
+      throw new IllegalArgumentException(key + ": must not be empty");
+    }
+    try {
+      return Path.of(stripped);
+    } catch (InvalidPathException e) {
+      throw new IllegalArgumentException(key + ": not a path (" + e.getMessage() + ")");
+    }
   }
 }

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * naming the key, and the last good settings stay in force. A component whose first configuration is invalid stays
  * active and waits: it publishes none of its services (see {@link #publishing}), and a health check tagged
  * {@value #READY_TAG} holds readiness, saying which key is wrong, until a valid configuration comes through
- * {@code @Modified}. So a component never fails its activation over its configuration, and fixing a {@code .cfg}
- * file is all it takes to bring it up.
+ * {@code @Modified}; the same when applying a valid one fails (a port in use, say). So a component never fails its
+ * activation over its configuration, and fixing a {@code .cfg} file is all it takes to bring it up.
  *
  * @param <C> the configuration type (an {@code @ObjectClassDefinition} interface)
  * @param <S> the validated settings; {@code equals} tells an unchanged configuration (settings without
@@ -58,38 +58,12 @@ public final class LastGoodConfiguration<C, S> {
     }
   }
 
-  private LastGoodConfiguration(String pid, String component, Function<? super C, ? extends S> validate, S first,
+  private LastGoodConfiguration(String pid, String component, Function<? super C, ? extends S> validate,
       ServicePublisher publisher) {
     this.pid = Objects.requireNonNull(pid, "pid");
     this.component = Objects.requireNonNull(component, "component");
     this.validate = Objects.requireNonNull(validate, "validate");
-    this.current = first;
     this.publisher = publisher;
-  }
-
-  /**
-   * Validates the configuration a component is activated with.
-   *
-   * @param pid the configuration PID, for messages
-   * @param component what the component is, for messages, e.g. "the watch store strategy"
-   * @param config the configuration
-   * @param validate turns a configuration into settings; throws {@link IllegalArgumentException} naming the key
-   *     that is wrong and why
-   * @param <C> the configuration type
-   * @param <S> the settings type
-   * @return the helper, holding the settings
-   * @throws IllegalArgumentException the validator's, after logging it: the activation fails
-   */
-  public static <C, S> LastGoodConfiguration<C, S> activate(String pid, String component, C config,
-      Function<? super C, ? extends S> validate) {
-    Objects.requireNonNull(validate, "validate");
-    try {
-      return new LastGoodConfiguration<>(pid, component, validate, Objects.requireNonNull(validate.apply(config)),
-          null);
-    } catch (IllegalArgumentException e) {
-      LOG.error("Configuration {} is invalid, {} does not start: {}", pid, component, e.getMessage());
-      throw e;
-    }
   }
 
   /**
@@ -106,7 +80,7 @@ public final class LastGoodConfiguration<C, S> {
    */
   public static <C, S> LastGoodConfiguration<C, S> waiting(String pid, String component,
       Function<? super C, ? extends S> validate) {
-    return new LastGoodConfiguration<>(pid, component, validate, null, null);
+    return new LastGoodConfiguration<>(pid, component, validate, null);
   }
 
   /**
@@ -124,8 +98,7 @@ public final class LastGoodConfiguration<C, S> {
    */
   public static <C, S> LastGoodConfiguration<C, S> waiting(String pid, String component,
       Function<? super C, ? extends S> validate, ServicePublisher publisher) {
-    return new LastGoodConfiguration<>(pid, component, validate, null, Objects.requireNonNull(publisher,
-        "publisher"));
+    return new LastGoodConfiguration<>(pid, component, validate, Objects.requireNonNull(publisher, "publisher"));
   }
 
   /**
@@ -193,7 +166,8 @@ public final class LastGoodConfiguration<C, S> {
    *
    * @param config the configuration
    * @param properties the component's properties (private ones, starting with '.', are not published)
-   * @param change applies the new settings to the component; what it throws leaves the settings as they were
+   * @param change applies the new settings to the component; if it throws (a port in use, say), the error is logged
+   *     and the component waits as with an invalid configuration, until a valid one can be applied
    * @return whether the configuration was applied
    */
   public synchronized boolean apply(C config, Map<String, ?> properties, Consumer<? super S> change) {
@@ -207,7 +181,15 @@ public final class LastGoodConfiguration<C, S> {
     if (next.equals(current)) {
       return false;
     }
-    change.accept(next);
+    try {
+      change.accept(next);
+    } catch (RuntimeException e) {
+      // e.g. a port in use: what is in force now is unknown, so the component waits and any valid one applies again
+      LOG.error("Configuration {} could not be applied to {}: {}", pid, component, e.getMessage());
+      current = null;
+      waitFor(e.getMessage());
+      return false;
+    }
     current = next;
     LOG.info("Configuration {} applied to {}: {}", pid, component, next);
     if (check != null) {
@@ -226,8 +208,13 @@ public final class LastGoodConfiguration<C, S> {
       return;
     }
     LOG.error("Configuration {} is invalid, {} waits for a valid one: {}", pid, component, error);
-    problem = component + " waits for a valid configuration " + pid + ": " + error + "; correct it (etc/" + pid
-        + ".cfg)";
+    waitFor(error);
+  }
+
+  private void waitFor(String error) {
+    // a factory configuration a~b comes from the file a-b.cfg
+    problem = component + " waits for a valid configuration " + pid + ": " + error + "; correct it (etc/"
+        + pid.replace('~', '-') + ".cfg)";
     if (publisher != null && check == null) {
       check = publisher.register(List.of(HealthCheck.class.getName()), (HealthCheck) this::health,
           Map.of(HealthCheck.NAME, pid, HealthCheck.TAGS, new String[] {READY_TAG}));

@@ -3,6 +3,7 @@ package dev.nodelet.configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 class ConfigurationValuesTest {
@@ -29,5 +30,16 @@ class ConfigurationValuesTest {
     }, 1, 10, "seconds"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("a.seconds: not a whole number of seconds (For input string: \"ten\")");
+  }
+
+  @Test
+  void aPathMustBeGivenAndValid() {
+    assertThat(ConfigurationValues.path("state.directory", " /var/lib/x ")).isEqualTo(Path.of("/var/lib/x"));
+    assertThatThrownBy(() -> ConfigurationValues.path("state.directory", " "))
+        .hasMessage("state.directory: must not be empty");
+    assertThatThrownBy(() -> ConfigurationValues.path("state.directory", null))
+        .hasMessage("state.directory: must not be empty");
+    assertThatThrownBy(() -> ConfigurationValues.path("state.directory", "a\u0000b"))
+        .hasMessageStartingWith("state.directory: not a path (");
   }
 }

@@ -26,16 +26,10 @@ class LastGoodConfigurationTest {
   }
 
   @Test
-  void anInvalidConfigurationAtActivationFailsItWithTheValidatorsMessage() {
-    assertThatThrownBy(() -> LastGoodConfiguration.activate("pid", "the thing", "-1",
-        LastGoodConfigurationTest::positive))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("size: must be positive, was -1");
-  }
-
-  @Test
   void laterAnInvalidOneIsRefusedAndTheLastGoodStays() {
-    LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.activate("pid", "the thing", "3",
+    LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
         LastGoodConfigurationTest::positive);
+    assertThat(config.offer("3")).contains(3);
     assertThat(config.current()).isEqualTo(3);
     assertThat(config.offer("zero")).isEmpty();
     assertThat(config.offer("0")).isEmpty();
@@ -110,18 +104,26 @@ class LastGoodConfigurationTest {
   }
 
   @Test
-  void whatTheChangeThrowsLeavesTheSettingsAndTheWaitingAsTheyWere() {
+  void whatTheChangeThrowsMakesTheComponentWaitUntilAConfigurationCanBeApplied() {
     RecordingPublisher registry = new RecordingPublisher();
     LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
         LastGoodConfigurationTest::positive, registry).publishing("service", Map.of(), CharSequence.class);
-    config.apply("0", Map.of(), n -> { });
-    assertThatThrownBy(() -> config.apply("4", Map.of(), n -> {
-      throw new IllegalStateException("port taken");
-    })).hasMessage("port taken");
+    assertThat(config.apply("4", Map.of(), n -> {
+      throw new IllegalStateException("cannot listen on port 4: in use");
+    })).isFalse();
     assertThat(config.settings()).isEmpty();
-    assertThat(config.problem()).isPresent();
+    assertThat(registry.health()).isEqualTo("CRITICAL the thing waits for a valid configuration pid: cannot listen"
+        + " on port 4: in use; correct it (etc/pid.cfg)");
     assertThat(registry.registered).containsOnlyKeys(registry.check());
-    assertThat(config.apply("4", Map.of(), n -> { })).isTrue();
+
+    assertThat(config.apply("5", Map.of(), n -> { })).isTrue();
     assertThat(registry.registered).containsOnlyKeys("service");
+    assertThat(config.apply("4", Map.of(), n -> {
+      throw new IllegalStateException("cannot listen on port 4: in use");
+    })).as("a change that fails").isFalse();
+    assertThat(config.settings()).as("not known to be in force").isEmpty();
+    assertThat(registry.health()).contains("cannot listen on port 4");
+    assertThat(config.apply("5", Map.of(), n -> { })).as("applied again").isTrue();
+    assertThat(registry.healthCheck()).isEmpty();
   }
 }

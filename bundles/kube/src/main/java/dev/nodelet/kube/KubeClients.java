@@ -78,8 +78,8 @@ public final class KubeClients {
     }
 
     /**
-     * @param enabled HTTP/2 over a pool of connections (Jetty's HTTP/2 client) instead of HTTP/1.1 over the JDK
-     *     client; off by default (Jetty's own DEBUG logging prints request headers, bearer tokens included)
+     * @param enabled HTTP/2 over a pool of connections (Jetty's HTTP/2 client, the default) or, if false, HTTP/1.1
+     *     over the JDK client with one connection per open watch
      * @return this builder
      */
     public Builder http2(boolean enabled) {

@@ -1,6 +1,7 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DraStatus;
@@ -16,6 +17,8 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -29,13 +32,16 @@ import org.osgi.service.metatype.annotations.Designate;
 
 /**
  * The DRA node controller as a DS component: every {@link DraDriver} service is monitored while it is registered
- * (dynamic, greedy, any number). A new configuration does not re-activate the component: a valid one replaces the
- * controller with one of the new options (the registered drivers move to it; the start-up grace period keeps the
- * published slices across the change), an invalid one is refused with an error naming the key and the last good one
- * stays. An invalid configuration at activation fails the activation. The component is the {@link DraStatus}
- * service too, for the shell commands, and its metrics' {@link MultiCollector}.
+ * (dynamic, greedy, any number). Its configuration goes through {@link LastGoodConfiguration}: a valid new one
+ * replaces the controller with one of the new options (the registered drivers move to it; the start-up grace period
+ * keeps the published slices across the change), an invalid one is refused with an error naming the key and the
+ * last good one stays. With an invalid first configuration it publishes nothing, registers no {@link DraStatus} and
+ * holds readiness until a valid one comes. The component is the {@link DraStatus} service too, for the shell
+ * commands, and its metrics' {@link MultiCollector}.
  */
-@Component(service = {DraStatus.class, MultiCollector.class}, configurationPid = DraComponent.PID,
+// the status service is registered from code, once a valid configuration is in force: declared for resolvers
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.dra.DraStatus\"")
+@Component(service = MultiCollector.class, configurationPid = DraComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = DraConfiguration.class)
 public final class DraComponent implements DraStatus, MultiCollector {
@@ -48,36 +54,41 @@ public final class DraComponent implements DraStatus, MultiCollector {
   private final Object lock = new Object();
   private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
   private final LastGoodConfiguration<DraConfiguration, ControllerOptions> configuration;
-  private volatile NodeResourcesController controller; // written under lock
+  private volatile NodeResourcesController controller; // written under lock; null until a valid configuration came
   /** Shared by the controllers built one after another, so that the counts go on. */
   private final DraMetrics metrics = new DraMetrics(this);
 
-  /**
-   * @throws IllegalArgumentException if the configuration is invalid, naming the key
-   */
   @Activate
-  public DraComponent(
+  public DraComponent(BundleContext context,
       @Reference(name = "kubernetesClient", target = "(" + NodeIdentity.NODE_NAME_PROPERTY + "=*)")
       KubernetesClient client,
       @Reference(name = "reflectors") Reflectors reflectors,
       @Reference(name = "nodeIdentity") NodeIdentity identity,
-      DraConfiguration config) {
+      DraConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), client, reflectors, identity, config, properties);
+  }
+
+  /** For tests: where the status service and the health check of a waiting controller go. */
+  DraComponent(ServicePublisher publisher, KubernetesClient client, Reflectors reflectors, NodeIdentity identity,
+      DraConfiguration config, Map<String, Object> properties) {
     this.client = client;
     this.reflectors = reflectors;
     this.identity = identity;
-    this.configuration = LastGoodConfiguration.activate(PID, "the DRA node controller", config, DraOptions::from);
-    NodeResourcesController first = build(configuration.current());
-    first.start();
-    this.controller = first;
+    this.configuration = LastGoodConfiguration.waiting(PID, "the DRA node controller", DraOptions::from, publisher)
+        .publishing(this, Map.of(), DraStatus.class);
+    modified(config, properties);
   }
 
-  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  void modified(DraConfiguration config) {
+  void modified(DraConfiguration config, Map<String, Object> properties) {
     synchronized (lock) {
-      configuration.offer(config).ifPresent(next -> {
+      configuration.apply(config, properties, next -> {
         // one controller at a time writes this node's slices: the old one stops before the new one starts
-        controller.close();
+        if (controller != null) {
+          controller.close();
+          controller = null;
+        }
         NodeResourcesController replacement = build(next);
         replacement.start();
         drivers.forEach(replacement::addDriver);
@@ -105,35 +116,44 @@ public final class DraComponent implements DraStatus, MultiCollector {
   void addDriver(DraDriver driver) {
     synchronized (lock) {
       drivers.add(driver);
-      controller.addDriver(driver);
+      if (controller != null) {
+        controller.addDriver(driver);
+      }
     }
   }
 
   void removeDriver(DraDriver driver) {
     synchronized (lock) {
       drivers.remove(driver);
-      controller.removeDriver(driver);
+      if (controller != null) {
+        controller.removeDriver(driver);
+      }
     }
   }
 
   @Override
   public String nodeName() {
-    return controller.nodeName();
+    return identity.nodeName();
   }
+
+  // the metrics ask while the component waits for a valid configuration too: nothing then
 
   @Override
   public List<DriverStatus> drivers() {
-    return controller.driverStatuses();
+    NodeResourcesController current = controller;
+    return current == null ? List.of() : current.driverStatuses();
   }
 
   @Override
   public List<SliceSummary> slices() {
-    return controller.slices();
+    NodeResourcesController current = controller;
+    return current == null ? List.of() : current.slices();
   }
 
   @Override
   public Map<String, String> syncFailures() {
-    return controller.syncFailures();
+    NodeResourcesController current = controller;
+    return current == null ? Map.of() : current.syncFailures();
   }
 
   @Override
@@ -143,8 +163,12 @@ public final class DraComponent implements DraStatus, MultiCollector {
 
   @Deactivate
   void deactivate() {
+    configuration.close();
     synchronized (lock) {
-      controller.close();
+      if (controller != null) {
+        controller.close();
+        controller = null;
+      }
       drivers.clear();
     }
   }

@@ -1,11 +1,12 @@
 package dev.nodelet.dra.internal;
 
-import dev.nodelet.dra.runtime.ControllerOptions;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.configuration.RecordingPublisher;
+import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
@@ -25,7 +26,8 @@ import org.junit.jupiter.api.Test;
 import org.osgi.util.converter.Converters;
 
 /**
- * The DRA component's configuration: an invalid value fails the activation or, later, is refused with the key named
+ * The DRA component's configuration: an invalid first value waits,
+     holding readiness; later one is refused with the key named
  * while the controller, its drivers and the published slices stay; a valid one moves the drivers to a controller with
  * the new options.
  */
@@ -96,15 +98,35 @@ class DraComponentConfigurationTest {
   }
 
   @Test
-  void everyInvalidValueFailsTheActivationNamingItsKey() {
-    invalid().forEach((properties, error) -> assertThatThrownBy(() -> new DraComponent(client, reflectors, identity,
-        config(properties))).as(properties.toString()).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith(error));
+  void everyInvalidFirstValueWaitsNamingItsKey() {
+    invalid().forEach((properties, error) -> assertThat(RecordingPublisher.waits(r -> new DraComponent(r, client,
+        reflectors, identity, config(properties), Map.of()), DraComponent::deactivate)).as(properties.toString())
+        .startsWith("CRITICAL the DRA node controller waits for a valid configuration dev.nodelet.dra: " + error));
+  }
+
+  @Test
+  void anInvalidFirstConfigurationPublishesNothingUntilAValidOneBringsTheDriversSlices() {
+    RecordingPublisher registry = new RecordingPublisher();
+    component = new DraComponent(registry, client, reflectors, identity, config(Map.of("max.devices.per.slice", 0)),
+        Map.of());
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool(4)));
+    component.addDriver(gpu);
+    assertThat(registry.health()).contains("max.devices.per.slice: must be between 1 and 128, was 0");
+    assertThat(registry.services(DraStatus.class)).isEmpty();
+    assertThat(gpu.subscriptions).as("no controller subscribes").hasValue(0);
+    assertThat(component.drivers()).isEmpty();
+
+    component.modified(config(Map.of("max.devices.per.slice", 2)), Map.of("max.devices.per.slice", 2));
+    assertThat(registry.healthCheck()).isEmpty();
+    assertThat(registry.services(DraStatus.class)).containsExactly(component);
+    await().atMost(WAIT).until(() -> slices().size() == 2);
+    assertThat(component.drivers()).singleElement().satisfies(status -> assertThat(status.driverName())
+        .isEqualTo(GPU));
   }
 
   @Test
   void invalidChangesAreRefusedWhileTheDriversAndTheirSlicesStayAndValidOnesAreApplied() {
-    component = new DraComponent(client, reflectors, identity, config(Map.of()));
+    component = new DraComponent(new RecordingPublisher(), client, reflectors, identity, config(Map.of()), Map.of());
     TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool(4)));
     component.addDriver(gpu);
     await().atMost(WAIT).until(() -> slices().size() == 1);
@@ -112,7 +134,7 @@ class DraComponentConfigurationTest {
     ControllerOptions good = component.options();
     server.clearWrites();
 
-    invalid().keySet().forEach(properties -> component.modified(config(properties)));
+    invalid().keySet().forEach(properties -> component.modified(config(properties), Map.of()));
     assertThat(component.options()).isEqualTo(good);
     assertThat(gpu.subscriptions).as("the driver was never moved").hasValue(1);
     assertThat(component.drivers()).singleElement().satisfies(status -> {
@@ -123,13 +145,13 @@ class DraComponentConfigurationTest {
     assertThat(server.writes()).isEmpty();
 
     // a valid change: the driver moves to a controller that splits its pool in slices of 2
-    component.modified(config(Map.of("max.devices.per.slice", 2)));
+    component.modified(config(Map.of("max.devices.per.slice", 2)), Map.of());
     assertThat(component.options().maxDevicesPerSlice()).isEqualTo(2);
     assertThat(gpu.subscriptions).hasValue(2);
     await().atMost(WAIT).until(() -> slices().size() == 2);
     assertThat(slices()).allSatisfy(s -> assertThat(s.getSpec().getDevices()).hasSize(2));
     // the same options again change nothing
-    component.modified(config(Map.of("max.devices.per.slice", 2)));
+    component.modified(config(Map.of("max.devices.per.slice", 2)), Map.of());
     assertThat(gpu.subscriptions).hasValue(2);
   }
 }

@@ -1,21 +1,21 @@
 package dev.nodelet.dra.internal;
 
-import dev.nodelet.dra.runtime.ManualScheduler;
-import dev.nodelet.dra.runtime.ControllerOptions;
-import dev.nodelet.dra.internal.NodeResourcesController;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.dra.DriverStatus.State;
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SliceSummary;
+import dev.nodelet.dra.internal.NodeResourcesController;
+import dev.nodelet.dra.runtime.ControllerOptions;
+import dev.nodelet.dra.runtime.ManualScheduler;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
@@ -172,7 +172,7 @@ class DraStatusTest {
     DraConfiguration config = Converters.standardConverter().convert(Map.of()).to(DraConfiguration.class);
     NodeIdentity identity = FixedNodeIdentity.named(NODE).withUid(nodeUid);
     ReflectorEngine reflectors = ReflectorEngine.builder(client).build();
-    DraComponent component = new DraComponent(client, reflectors, identity, config);
+    DraComponent component = new DraComponent(new RecordingPublisher(), client, reflectors, identity, config, Map.of());
     try {
       assertThat(component.drivers()).isEmpty();
       assertThat(component.slices()).isEmpty();

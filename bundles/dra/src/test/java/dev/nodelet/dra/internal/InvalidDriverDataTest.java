@@ -204,7 +204,8 @@ class InvalidDriverDataTest {
     controller.removeDriver(bad);
     controller.removeDriver(tooLong);
     controller.removeDriver(nameless);
-    assertThat(controller.driverStatuses()).extracting(DriverStatus::driverName).containsExactly(WorkerBarrier.DRIVER, GPU);
+    assertThat(controller.driverStatuses()).extracting(DriverStatus::driverName).containsExactly(WorkerBarrier.DRIVER,
+        GPU);
     barrier.pass();
     assertThat(slicesOf(GPU)).hasSize(1);
     assertThat(server.writes()).noneMatch(w -> w.name() != null && w.name().contains("Bad_Driver"));

@@ -298,7 +298,8 @@ class NodeResourcesControllerTest {
     controller.addDriver(gpu);
     List<CounterSet> sets = IntStream.range(0, 9).mapToObj(i -> counterSet("gpu-" + i, "80Gi")).toList();
     List<Device> partitions = IntStream.range(0, 65).mapToObj(i -> new DeviceBuilder(
-        partition(String.format("part-%03d", i), "gpu-" + i % 9)).withBindsToNode(true).withBindingConditions("example.com/attached")
+        partition(String.format("part-%03d", i),
+            "gpu-" + i % 9)).withBindsToNode(true).withBindingConditions("example.com/attached")
         .withBindingFailureConditions("example.com/failed").build()).toList();
     Pool pool = new Pool("p", partitions, sets);
     gpu.publish(List.of(pool));

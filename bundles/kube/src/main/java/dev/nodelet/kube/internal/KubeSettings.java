@@ -248,7 +248,7 @@ public final class KubeSettings {
     private Duration connectionTimeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
     private double watchRestartRate = EngineSettings.DEFAULT_RESTART_RATE;
     private int watchRestartBurst = EngineSettings.DEFAULT_RESTART_BURST;
-    private boolean http2;
+    private boolean http2 = true;
 
     private Builder() {
     }
@@ -291,7 +291,7 @@ public final class KubeSettings {
       return this;
     }
 
-    /** HTTP/2 over a pool of connections (Jetty) instead of HTTP/1.1 over the JDK client. */
+    /** HTTP/2 over a pool of connections (Jetty), the default; false: HTTP/1.1 over the JDK client. */
     public Builder http2(boolean enabled) {
       this.http2 = enabled;
       return this;

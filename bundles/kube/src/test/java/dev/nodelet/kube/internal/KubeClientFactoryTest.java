@@ -22,6 +22,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 class KubeClientFactoryTest {
@@ -162,12 +164,14 @@ class KubeClientFactoryTest {
         .hasMessageNotContaining("hunter2");
   }
 
-  @Test
-  void clientReachesTheServerAndItsThreadsEndWhenClosed() throws Exception {
+  /** Either transport: HTTP/2 (Jetty, HTTP/1.1 over plain HTTP), the default, or HTTP/1.1 over the JDK client. */
+  @ParameterizedTest(name = "http2.enabled={0}")
+  @ValueSource(booleans = {true, false})
+  void clientReachesTheServerAndItsThreadsEndWhenClosed(boolean http2) throws Exception {
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
         KubernetesClient reader = server.newClient()) {
       KubernetesClient client = factory.create(
-          KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
+          KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").http2(http2).build());
       CompletableFuture<String> handlerThread = new CompletableFuture<>();
       try {
         client.configMaps().inNamespace("default").resource(new ConfigMapBuilder()

@@ -15,6 +15,8 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class KubeMetricsTest {
 
@@ -28,11 +30,13 @@ class KubeMetricsTest {
     return Scrape.value(metrics::collect, series);
   }
 
-  @Test
-  void countsTheRequestsTheServerSawByVerbResourceAndCode() throws Exception {
+  /** Either transport measures: Jetty's (the default) and the JDK client's. */
+  @ParameterizedTest(name = "http2.enabled={0}")
+  @ValueSource(booleans = {true, false})
+  void countsTheRequestsTheServerSawByVerbResourceAndCode(boolean http2) throws Exception {
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
         KubernetesClient client = new KubeClientFactory(metrics).create(
-            KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build())) {
+            KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").http2(http2).build())) {
       String host = "127.0.0.1:" + server.port();
       client.configMaps().inNamespace("default").resource(new ConfigMapBuilder().withNewMetadata()
           .withName("app").endMetadata().withData(Map.of("k", "v")).build()).create();

@@ -44,6 +44,7 @@ class KubeSettingsTest {
     assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(settings.connectionTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(settings.source()).isEqualTo("automatic configuration");
+    assertThat(settings.http2()).isTrue();
   }
 
   @Test
@@ -55,7 +56,8 @@ class KubeSettingsTest {
         "context", "prod",
         "node.name", "worker-1.example",
         "request.timeout", "2500",
-        "connection.timeout", 700));
+        "connection.timeout", 700,
+        "http2.enabled", "false"));
 
     assertThat(settings.masterUrl()).contains("https://10.0.0.1:6443");
     assertThat(settings.kubeconfig()).contains(kubeconfig);
@@ -63,6 +65,7 @@ class KubeSettingsTest {
     assertThat(settings.nodeName()).isEqualTo("worker-1.example");
     assertThat(settings.requestTimeout()).isEqualTo(Duration.ofMillis(2500));
     assertThat(settings.connectionTimeout()).isEqualTo(Duration.ofMillis(700));
+    assertThat(settings.http2()).isFalse();
   }
 
   @Test

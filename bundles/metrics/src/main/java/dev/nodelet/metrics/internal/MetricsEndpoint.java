@@ -1,17 +1,20 @@
 package dev.nodelet.metrics.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -27,7 +30,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves {@code /metrics} with Prometheus client_java's HTTP exporter: the text format by default, OpenMetrics when
  * the scraper's {@code Accept} header asks for it. What it serves is the whiteboard of {@link MultiCollector}
- * services: each bundle registers its own, so its metrics appear and vanish with the bundle.
+ * services: each bundle registers its own, so its metrics appear and vanish with the bundle. Its configuration goes
+ * through {@link LastGoodConfiguration}: a new address or port moves it in place, an invalid one is refused naming
+ * the key; with an invalid first one it listens nowhere and holds readiness until a valid one comes.
  */
 @Component(configurationPid = MetricsEndpoint.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
     service = {}, immediate = true)
@@ -41,26 +46,38 @@ public final class MetricsEndpoint {
 
   private final PrometheusRegistry registry = new PrometheusRegistry();
   private final LastGoodConfiguration<MetricsConfiguration, MetricsSettings> config;
-  private Server server;
+  private Server server; // guarded by this; null until a valid configuration came
 
   @Activate
-  public MetricsEndpoint(MetricsConfiguration config) {
-    this.config = LastGoodConfiguration.activate(PID, "the metrics endpoint", config, MetricsSettings::of);
-    this.server = Server.start(this.config.current(), registry);
+  public MetricsEndpoint(BundleContext context, MetricsConfiguration config) {
+    this(ServicePublisher.of(context), config);
+  }
+
+  /** For tests: where the health check of a waiting endpoint goes. */
+  MetricsEndpoint(ServicePublisher publisher, MetricsConfiguration config) {
+    this.config = LastGoodConfiguration.waiting(PID, "the metrics endpoint", MetricsSettings::of, publisher);
+    modified(config);
   }
 
   @Modified
   synchronized void modified(MetricsConfiguration next) {
-    config.offer(next).ifPresent(settings -> {
+    config.apply(next, Map.of(), settings -> {
       // the old port is given up first: a new address with the same port must be able to bind it
-      server.close();
+      if (server != null) {
+        server.close();
+        server = null;
+      }
       server = Server.start(settings, registry);
     });
   }
 
   @Deactivate
   synchronized void deactivate() {
-    server.close();
+    config.close();
+    if (server != null) {
+      server.close();
+      server = null;
+    }
   }
 
   @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC)
@@ -74,6 +91,9 @@ public final class MetricsEndpoint {
 
   /** @return the address the endpoint listens on */
   synchronized InetSocketAddress address() {
+    if (server == null) {
+      throw new IllegalStateException("the metrics endpoint waits for a valid configuration " + PID);
+    }
     return server.address;
   }
 

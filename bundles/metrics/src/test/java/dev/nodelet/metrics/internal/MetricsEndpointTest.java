@@ -3,6 +3,7 @@ package dev.nodelet.metrics.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.configuration.RecordingPublisher;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
@@ -45,7 +46,7 @@ class MetricsEndpointTest {
 
   @Test
   void servesTheCollectorsOfTheWhiteboardInBothFormats() throws Exception {
-    endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
+    endpoint = new MetricsEndpoint(new RecordingPublisher(), config(Map.of("port", 0)));
     assertThat(endpoint.address().getAddress().isLoopbackAddress()).isTrue();
     Counter counter = Counter.builder().name("nodelet_test_events_total").help("events").labelNames("kind").build();
     MultiCollector collector = () -> MetricSnapshots.of(counter.collect());
@@ -71,7 +72,7 @@ class MetricsEndpointTest {
 
   @Test
   void twoContributionsOfOneFamilyAreServedTogether() throws Exception {
-    endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
+    endpoint = new MetricsEndpoint(new RecordingPublisher(), config(Map.of("port", 0)));
     Counter first = Counter.builder().name("nodelet_test_devices_total").help("d").labelNames("driver").build();
     Counter second = Counter.builder().name("nodelet_test_devices_total").help("d").labelNames("driver").build();
     first.labelValues("a").inc();
@@ -86,7 +87,7 @@ class MetricsEndpointTest {
 
   @Test
   void aNewPortMovesTheEndpointAndDeactivationLeavesNoThreadOrSocket() throws Exception {
-    endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
+    endpoint = new MetricsEndpoint(new RecordingPublisher(), config(Map.of("port", 0)));
     int first = endpoint.address().getPort();
     assertThat(scrape(null).statusCode()).isEqualTo(200);
 
@@ -112,12 +113,19 @@ class MetricsEndpointTest {
 
   @Test
   void badConfigurationIsRefusedNamingTheKeyAndTheLastGoodOneStays() throws Exception {
-    assertThatThrownBy(() -> new MetricsEndpoint(config(Map.of("port", 70000))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port").hasMessageContaining("70000");
-    assertThatThrownBy(() -> new MetricsEndpoint(config(Map.of("port", 0, "address", "no such host.invalid"))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("address: ");
+    RecordingPublisher registry = new RecordingPublisher();
+    endpoint = new MetricsEndpoint(registry, config(Map.of("port", 70000)));
+    assertThat(registry.health()).startsWith("CRITICAL the metrics endpoint waits for a valid configuration"
+        + " dev.nodelet.metrics: port").contains("70000");
+    assertThatThrownBy(endpoint::address).isInstanceOf(IllegalStateException.class);
+    endpoint.modified(config(Map.of("port", 0, "address", "no such host.invalid")));
+    assertThat(registry.health()).contains("address: ");
+    endpoint.modified(config(Map.of("port", 0)));
+    assertThat(registry.healthCheck()).as("the first valid configuration brings it up").isEmpty();
+    assertThat(scrape(null).statusCode()).isEqualTo(200);
+    endpoint.deactivate();
 
-    endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
+    endpoint = new MetricsEndpoint(new RecordingPublisher(), config(Map.of("port", 0)));
     int port = endpoint.address().getPort();
     endpoint.modified(config(Map.of("port", -1)));
     assertThat(endpoint.address().getPort()).isEqualTo(port);
@@ -125,10 +133,11 @@ class MetricsEndpointTest {
   }
 
   @Test
-  void aPortInUseFailsActivationWithWhatToDo() {
-    endpoint = new MetricsEndpoint(config(Map.of("port", 0)));
+  void aPortInUseWaitsSayingWhatToDo() {
+    endpoint = new MetricsEndpoint(new RecordingPublisher(), config(Map.of("port", 0)));
     int taken = endpoint.address().getPort();
-    assertThatThrownBy(() -> new MetricsEndpoint(config(Map.of("port", taken))))
-        .hasMessageContaining("cannot listen on 127.0.0.1:" + taken).hasMessageContaining("free port");
+    assertThat(RecordingPublisher.waits(r -> new MetricsEndpoint(r, config(Map.of("port", taken))),
+        MetricsEndpoint::deactivate))
+        .contains("cannot listen on 127.0.0.1:" + taken).contains("free port");
   }
 }

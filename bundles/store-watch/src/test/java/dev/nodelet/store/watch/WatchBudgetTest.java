@@ -9,6 +9,7 @@ import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
+import dev.nodelet.store.watch.internal.WatchBudget;
 import dev.nodelet.testing.apiserver.Verb;
 import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -187,11 +188,11 @@ class WatchBudgetTest {
     clock.advance(Duration.ofSeconds(1));
     // read again, sooner than any watched object was: it is the hotter one
     assertThat(value(name(15))).isEqualTo("1");
-    await().atMost(WAIT).until(() -> watches(name(15)) == 1);
-    assertThat(state(name(15))).isEqualTo(ObjectState.RUNNING);
     List<String> demoted = inState(5, ObjectState.POLLED);
     assertThat(demoted).hasSize(1);
-    await().atMost(WAIT).until(() -> watches(demoted.get(0)) == 0);
+    await().atMost(WAIT).until(() -> watches(name(15)) == 1);
+    assertThat(state(name(15))).isEqualTo(ObjectState.RUNNING);
+    assertThat(watches(demoted.get(0))).isZero();
     assertWithinBudget(5);
     assertThat(metric("nodelet_store_watch_budget_moves_total{resource=\"configmaps\",to=\"watched\"}"))
         .isEqualTo(1);
@@ -200,6 +201,34 @@ class WatchBudgetTest {
     put(name(15), "2");
     await().atMost(WAIT).until(() -> value(name(15)).equals("2"));
     assertWithinBudget(5);
+  }
+
+  @Test
+  void promotionChurnNeverOpensMoreWatchesThanTheBudget() {
+    start(5);
+    referenceObjects(20);
+    assertWithinBudget(5);
+    int promotions = 40;
+    for (int i = 0; i < promotions; i++) {
+      // each round makes a polled object the hottest: read, then read again a tick later
+      String next = inState(20, ObjectState.POLLED).get(0);
+      clock.advance(Duration.ofSeconds(1));
+      strategy.tick();
+      value(next);
+      clock.advance(Duration.ofSeconds(1));
+      strategy.tick();
+      value(next);
+      // demoted at once, watched once the demoted watch has ended
+      assertThat(inState(20, ObjectState.RUNNING)).hasSize(4);
+      await().atMost(WAIT).until(() -> state(next) == ObjectState.RUNNING);
+    }
+    assertThat(metric("nodelet_store_watch_budget_moves_total{resource=\"configmaps\",to=\"watched\"}"))
+        .isEqualTo(promotions);
+    assertWithinBudget(5);
+    // the watches that took the slots deliver
+    String watched = inState(20, ObjectState.RUNNING).get(0);
+    put(watched, "2");
+    await().atMost(WAIT).until(() -> value(watched).equals("2"));
   }
 
   @Test
@@ -243,7 +272,8 @@ class WatchBudgetTest {
     assertThat(state("fixed-2")).isEqualTo(ObjectState.IMMUTABLE);
     assertThat(watches("fixed-2")).isZero();
 
-    // the freed slot goes to the next object that needs one
+    // the freed slot goes to the next object that needs one, once the ended watch is surely gone from the server
+    await().pollDelay(Duration.ofNanos(WatchBudget.CLOSE_GRACE)).atMost(WAIT).until(() -> true);
     put("late", "1");
     store.addReference("ns", "late", "pod-2");
     assertThat(value("late")).isEqualTo("1");

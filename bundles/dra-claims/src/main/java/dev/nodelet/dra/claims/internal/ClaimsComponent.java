@@ -1,8 +1,10 @@
 package dev.nodelet.dra.claims.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.path;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimManager;
@@ -15,7 +17,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
@@ -25,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -40,10 +43,16 @@ import org.osgi.service.metatype.annotations.Designate;
  * The claim manager as a DS component: a {@link PodListener} of the pod source, fed with every {@link DraDriver}
  * service (dynamic, greedy), and the {@link ClaimStatus} service. A valid new configuration replaces the claim
  * manager in place: the checkpoint carries the prepared claims across, and the new manager is given the pods and
- * drivers the component holds; an invalid one is refused naming the key and the last good one stays.
+ * drivers the component holds; an invalid one is refused naming the key and the last good one stays. With an invalid
+ * first configuration it registers neither {@link PodListener} nor {@link ClaimStatus} and holds readiness until a
+ * valid one comes (its configuration goes through {@link LastGoodConfiguration}).
  */
-@Component(service = {PodListener.class, ClaimStatus.class, MultiCollector.class},
-    configurationPid = ClaimsComponent.PID,
+// the listener and status services are registered from code, once a valid configuration is in force: declared for
+// resolvers
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.objectcache.PodListener\"")
+@Capability(namespace = "osgi.service",
+    attribute = "objectClass:List<String>=\"dev.nodelet.dra.claims.ClaimStatus\"")
+@Component(service = MultiCollector.class, configurationPid = ClaimsComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = ClaimsConfiguration.class)
 public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCollector {
@@ -59,16 +68,7 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(ClaimsConfiguration config) {
-      String directory = config.state_directory() == null ? "" : config.state_directory().strip();
-      if (directory.isEmpty()) {
-        throw new IllegalArgumentException("state.directory: must not be empty");
-      }
-      Path path;
-      try {
-        path = Path.of(directory);
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException("state.directory: not a path (" + e.getMessage() + ")");
-      }
+      Path path = path("state.directory", config.state_directory());
       long initial = within("retry.initial.millis", config::retry_initial_millis, 1, MAX_MILLIS, "milliseconds");
       long max = within("retry.max.millis", config::retry_max_millis, 1, MAX_MILLIS, "milliseconds");
       if (max < initial) {
@@ -99,32 +99,37 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   // what the pod source and the driver services gave, for a manager built after a configuration change
   private final Map<String, Pod> pods = new LinkedHashMap<>(); // by namespace/name, guarded by lock
   private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
-  private volatile ClaimManager manager; // written under lock
+  private volatile ClaimManager manager; // written under lock; null until a valid configuration came
 
-  /**
-   * @throws IllegalArgumentException if the configuration is invalid, naming the key
-   */
   @Activate
-  public ClaimsComponent(
+  public ClaimsComponent(BundleContext context,
       @Reference(name = "kubernetesClient", target = "(" + NodeIdentity.NODE_NAME_PROPERTY + "=*)")
       KubernetesClient client,
       @Reference(name = "nodeIdentity") NodeIdentity identity,
-      ClaimsConfiguration config) {
-    this.client = client;
-    this.nodeName = identity.nodeName();
-    this.configuration = LastGoodConfiguration.activate(PID, "the DRA claim manager", config, Settings::from);
-    synchronized (lock) {
-      manager = start(configuration.current());
-    }
+      ClaimsConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), client, identity, config, properties);
   }
 
-  /** Applies a valid configuration, refuses an invalid one; never throws. */
+  /** For tests: where the listener and status services and the health check of a waiting manager go. */
+  ClaimsComponent(ServicePublisher publisher, KubernetesClient client, NodeIdentity identity,
+      ClaimsConfiguration config, Map<String, Object> properties) {
+    this.client = client;
+    this.nodeName = identity.nodeName();
+    this.configuration = LastGoodConfiguration.waiting(PID, "the DRA claim manager", Settings::from, publisher)
+        .publishing(this, Map.of(), PodListener.class, ClaimStatus.class);
+    modified(config, properties);
+  }
+
+  /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  void modified(ClaimsConfiguration config) {
+  void modified(ClaimsConfiguration config, Map<String, Object> properties) {
     synchronized (lock) {
-      configuration.offer(config).ifPresent(next -> {
+      configuration.apply(config, properties, next -> {
         // one manager at a time owns the checkpoint: the old one stops before the new one loads it
-        manager.close();
+        if (manager != null) {
+          manager.close();
+          manager = null;
+        }
         manager = start(next);
         drivers.forEach(manager::addDriver);
         pods.values().forEach(manager::podUpdated);
@@ -153,14 +158,18 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   void addDriver(DraDriver driver) {
     synchronized (lock) {
       drivers.add(driver);
-      manager.addDriver(driver);
+      if (manager != null) {
+        manager.addDriver(driver);
+      }
     }
   }
 
   void removeDriver(DraDriver driver) {
     synchronized (lock) {
       drivers.remove(driver);
-      manager.removeDriver(driver);
+      if (manager != null) {
+        manager.removeDriver(driver);
+      }
     }
   }
 
@@ -168,7 +177,9 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   public void registerPod(Pod pod) {
     synchronized (lock) {
       pods.put(key(pod), pod);
-      manager.podUpdated(pod);
+      if (manager != null) {
+        manager.podUpdated(pod);
+      }
     }
   }
 
@@ -176,7 +187,9 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   public void unregisterPod(Pod pod) {
     synchronized (lock) {
       pods.remove(key(pod));
-      manager.podRemoved(pod);
+      if (manager != null) {
+        manager.podRemoved(pod);
+      }
     }
   }
 
@@ -184,24 +197,30 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
     return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
   }
 
+  // the metrics ask while the component waits for a valid configuration too: nothing then
+
   @Override
   public List<ClaimInfo> claims() {
-    return manager.claims();
+    ClaimManager current = manager;
+    return current == null ? List.of() : current.claims();
   }
 
   @Override
   public List<ContainerDevices> containers() {
-    return manager.containers();
+    ClaimManager current = manager;
+    return current == null ? List.of() : current.containers();
   }
 
   @Override
   public List<DeviceHealthInfo> health() {
-    return manager.health();
+    ClaimManager current = manager;
+    return current == null ? List.of() : current.health();
   }
 
   @Override
   public Optional<String> checkpointProblem() {
-    return manager.checkpointProblem();
+    ClaimManager current = manager;
+    return current == null ? Optional.empty() : current.checkpointProblem();
   }
 
   @Override
@@ -211,8 +230,12 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
   @Deactivate
   void deactivate() {
+    configuration.close();
     synchronized (lock) {
-      manager.close();
+      if (manager != null) {
+        manager.close();
+        manager = null;
+      }
       pods.clear();
       drivers.clear();
     }

@@ -1,10 +1,12 @@
 package dev.nodelet.dra.claims.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.configuration.RecordingPublisher;
+import dev.nodelet.dra.claims.ClaimStatus;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
+import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
@@ -18,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.osgi.util.converter.Converters;
 
 /**
- * The component's configuration: invalid at activation fails it naming the key; later an invalid one is refused and
+ * The component's configuration: an invalid first one waits, naming the key; later an invalid one is refused and
  * the manager in service stays; a valid one replaces the manager.
  */
 class ClaimsComponentTest {
@@ -47,28 +49,50 @@ class ClaimsComponentTest {
   }
 
   @Test
-  void anInvalidValueAtActivationFailsItNamingTheKey() {
-    assertThatThrownBy(() -> new ClaimsComponent(client, node, config(Map.of("sweep.period.seconds", 0))))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("sweep.period.seconds: must be between 1 and 86400 seconds, was 0");
-    assertThatThrownBy(() -> new ClaimsComponent(client, node, config(Map.of("retry.initial.millis", 1000,
-        "retry.max.millis", 10))))
-        .hasMessage("retry.max.millis: must be at least retry.initial.millis (1000), was 10");
-    assertThatThrownBy(() -> new ClaimsComponent(client, node, config(Map.of("state.directory", " "))))
-        .hasMessage("state.directory: must not be empty");
+  void anInvalidFirstValueWaitsNamingTheKey() {
+    assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node,
+        config(Map.of("sweep.period.seconds", 0)), Map.of()), ClaimsComponent::deactivate))
+        .contains("sweep.period.seconds: must be between 1 and 86400 seconds, was 0");
+    assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node,
+        config(Map.of("retry.initial.millis", 1000,
+        "retry.max.millis", 10)), Map.of()), ClaimsComponent::deactivate))
+        .contains("retry.max.millis: must be at least retry.initial.millis (1000), was 10");
+    assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node, config(Map.of("state.directory",
+        " ")), Map.of()), ClaimsComponent::deactivate))
+        .contains("state.directory: must not be empty");
+  }
+
+  @Test
+  void anInvalidFirstConfigurationRegistersNoListenerUntilAValidOneStartsTheManager() {
+    RecordingPublisher registry = new RecordingPublisher();
+    component = new ClaimsComponent(registry, client, node, config(Map.of("sweep.period.seconds", 0)), Map.of());
+    assertThat(registry.health()).isEqualTo("CRITICAL the DRA claim manager waits for a valid configuration"
+        + " dev.nodelet.dra.claims: sweep.period.seconds: must be between 1 and 86400 seconds, was 0; correct it"
+        + " (etc/dev.nodelet.dra.claims.cfg)");
+    assertThat(registry.services(PodListener.class)).isEmpty();
+    assertThat(registry.services(ClaimStatus.class)).isEmpty();
+    assertThat(component.claims()).as("what the metrics ask meanwhile").isEmpty();
+
+    component.modified(config(Map.of("sweep.period.seconds", 30)), Map.of("sweep.period.seconds", 30));
+    assertThat(registry.healthCheck()).isEmpty();
+    assertThat(registry.services(PodListener.class)).containsExactly(component);
+    assertThat(registry.services(ClaimStatus.class)).containsExactly(component);
+    assertThat(component.settings().sweepPeriod()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(component.checkpointProblem()).as("the manager read the checkpoint").isEmpty();
   }
 
   @Test
   void anInvalidChangeIsRefusedAndAValidOneReplacesTheManager() {
-    component = new ClaimsComponent(client, node, config(Map.of("sweep.period.seconds", 60)));
+    component = new ClaimsComponent(new RecordingPublisher(), client, node, config(Map.of("sweep.period.seconds",
+        60)), Map.of());
 
     for (Map<String, Object> bad : List.<Map<String, Object>>of(Map.of("sweep.period.seconds", -1),
         Map.of("health.retry.millis", "soon"), Map.of("retry.max.millis", 0))) {
-      component.modified(config(bad));
+      component.modified(config(bad), Map.of());
       assertThat(component.settings().sweepPeriod()).isEqualTo(Duration.ofSeconds(60));
     }
 
-    component.modified(config(Map.of("sweep.period.seconds", 30)));
+    component.modified(config(Map.of("sweep.period.seconds", 30)), Map.of());
     assertThat(component.settings().sweepPeriod()).isEqualTo(Duration.ofSeconds(30));
     assertThat(component.checkpointProblem()).as("the new manager read the checkpoint").isEmpty();
     assertThat(component.claims()).isEmpty();

@@ -1,5 +1,6 @@
 package dev.nodelet.dra.grpc.internal;
 
+import static dev.nodelet.configuration.ConfigurationValues.path;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
@@ -8,7 +9,6 @@ import dev.nodelet.dra.DraDriver;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -54,17 +54,7 @@ public final class GrpcDraComponent implements MultiCollector {
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(GrpcDraConfiguration config) {
-      String folder = config.registration_folder() == null ? "" : config.registration_folder().strip();
-      if (folder.isEmpty()) {
-        throw new IllegalArgumentException("registration.folder: must not be empty");
-      }
-      Path path;
-      try {
-        path = Path.of(folder);
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException("registration.folder: not a path (" + e.getMessage() + ")");
-      }
-      return new Settings(path,
+      return new Settings(path("registration.folder", config.registration_folder()),
           Duration.ofMillis(within("poll.interval.millis", config::poll_interval_millis, 10, MAX_MILLIS,
               "milliseconds")),
           Duration.ofMillis(within("handshake.timeout.millis", config::handshake_timeout_millis, 1, MAX_MILLIS,

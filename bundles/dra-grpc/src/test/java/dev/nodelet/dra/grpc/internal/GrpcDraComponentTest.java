@@ -92,7 +92,8 @@ class GrpcDraComponentTest {
     await().until(() -> drivers().equals(List.of("gpu.example.com")));
 
     for (Map<String, Object> bad : List.of(Map.<String, Object>of("registration.folder", folder.toString(),
-        "poll.interval.millis", 1), Map.<String, Object>of("registration.folder", folder.toString(), "io.threads", 0))) {
+        "poll.interval.millis", 1), Map.<String, Object>of("registration.folder", folder.toString(), "io.threads",
+            0))) {
       component.modified(config(bad));
     }
     component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 50)));

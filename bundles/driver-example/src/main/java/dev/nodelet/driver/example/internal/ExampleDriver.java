@@ -2,6 +2,7 @@ package dev.nodelet.driver.example.internal;
 
 import dev.nodelet.configuration.ConfigurationValues;
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.Pool;
@@ -24,14 +25,18 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
+import org.osgi.annotation.bundle.Capability;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
@@ -43,14 +48,18 @@ import org.slf4j.LoggerFactory;
  * <p>A change of the configuration sends a new snapshot to every open subscription. A change that cannot be used
  * (a value out of range, a malformed entry, a new {@code driver.name}: the name is part of the service's identity)
  * is refused with an error naming the key, and the last good snapshot stays published; delete the configuration and
- * create a new one to rename a driver. An invalid configuration at activation fails the activation. Names the API
- * would refuse (a pool name, say) are the controller's to reject: it reports them in the driver's status.
+ * create a new one to rename a driver. With an invalid configuration from the start no driver service is registered
+ * and readiness is held, naming the key, until the configuration is corrected ({@link LastGoodConfiguration}).
+ * Names the API would refuse (a pool name, say) are the controller's to reject: it reports them in the driver's
+ * status.
  *
  * <p>It also prepares claims: each allocated device of its pool gets the CDI device ID
  * {@code k8s.<driver>/device=<device>}; preparing again returns the same devices, and unpreparing forgets them.
  */
+// the driver service is registered from code, once a valid configuration is in force: declared for resolvers
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.dra.DraDriver\"")
 @Component(configurationPid = ExampleDriver.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
-    service = {DraDriver.class, MultiCollector.class})
+    service = MultiCollector.class, immediate = true)
 @Designate(ocd = ExampleDriverConfiguration.class, factory = true)
 public final class ExampleDriver implements DraDriver, MultiCollector {
 
@@ -69,29 +78,45 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
   private final Map<String, List<PreparedDevice>> prepared = new ConcurrentHashMap<>(); // by claim UID
   private final GaugeWithCallback devices = GaugeWithCallback.builder().name("nodelet_example_driver_devices")
       .help("Devices of the example driver's pool.").labelNames("driver")
-      .callback(callback -> callback.call(current().pools().get(0).devices().size(), driverName())).build();
+      .callback(callback -> settings()
+          .ifPresent(snapshot -> callback.call(snapshot.pools().get(0).devices().size(), driverName()))).build();
   private final GaugeWithCallback preparedClaims = GaugeWithCallback.builder()
       .name("nodelet_example_driver_prepared_claims").help("Claims the example driver holds prepared.")
       .labelNames("driver").callback(callback -> callback.call(prepared.size(), driverName())).build();
 
-  /**
-   * @throws IllegalArgumentException if the configuration is invalid, naming the key
-   */
   @Activate
-  public ExampleDriver(ExampleDriverConfiguration config) {
-    this.driverName = config.driver_name();
-    this.configuration = LastGoodConfiguration.activate(PID, "the example driver " + driverName, config,
-        this::pools);
+  public ExampleDriver(BundleContext context, ExampleDriverConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), config, properties);
   }
 
-  /** Publishes a valid configuration, refuses an invalid one; never throws. */
+  /** For tests and plain Java: where the driver service and the health check of a waiting driver go. */
+  ExampleDriver(ServicePublisher publisher, ExampleDriverConfiguration config, Map<String, Object> properties) {
+    this.driverName = config.driver_name();
+    // the PID of this factory configuration, e.g. dev.nodelet.driver.example~gpu, so that messages name it
+    String pid = String.valueOf(properties.getOrDefault("service.pid", PID));
+    this.configuration = LastGoodConfiguration.waiting(pid, "the example driver " + driverName, this::pools,
+        publisher).publishing(this, Map.of(), DraDriver.class);
+    modified(config, properties);
+  }
+
+  /** Publishes a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  void modified(ExampleDriverConfiguration config) {
-    configuration.offer(config).ifPresent(changed -> listeners.forEach(l -> l.onSnapshot(changed.pools())));
+  void modified(ExampleDriverConfiguration config, Map<String, Object> properties) {
+    configuration.apply(config, properties, changed -> listeners.forEach(l -> l.onSnapshot(changed.pools())));
+  }
+
+  @Deactivate
+  void deactivate() {
+    configuration.close();
   }
 
   private Snapshot current() {
     return configuration.current();
+  }
+
+  /** The snapshot in force; empty while it waits for a valid configuration (its metrics are asked meanwhile). */
+  private Optional<Snapshot> settings() {
+    return configuration.settings();
   }
 
   /** Its metrics come and go with the driver, and with its bundle. */

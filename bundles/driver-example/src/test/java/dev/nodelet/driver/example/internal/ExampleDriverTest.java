@@ -1,9 +1,10 @@
 package dev.nodelet.driver.example.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.configuration.RecordingPublisher;
+import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.runtime.NodeResources;
@@ -40,9 +41,9 @@ class ExampleDriverTest {
         KubernetesClient client = server.newClient()) {
       String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
           .build()).create().getMetadata().getUid();
-      ExampleDriver driver = new ExampleDriver(config(Map.of(
+      ExampleDriver driver = new ExampleDriver(new RecordingPublisher(), config(Map.of(
           "attributes", new String[] {"model=a100", "cores=108", "ecc=true", "driverVersion=1.2.3"},
-          "capacity", new String[] {"memory=80Gi"})));
+          "capacity", new String[] {"memory=80Gi"})), Map.of());
       try (NodeResources controller = NodeResources.builder(client, "node-a")
           .nodeUid(() -> Optional.of(uid)).build()) {
         controller.start();
@@ -64,7 +65,7 @@ class ExampleDriverTest {
         await().until(() -> server.writes().stream().filter(w -> w.resource().equals("resourceslices")).count() == 1);
         server.clearWrites();
 
-        driver.modified(config(Map.of("device.count", 5)));
+        driver.modified(config(Map.of("device.count", 5)), Map.of());
         await().until(() -> client.resources(ResourceSlice.class).list().getItems().get(0).getSpec().getDevices()
             .size() == 5);
         assertThat(server.writes()).extracting(RecordedWrite::verb).containsExactly(Verb.UPDATE);
@@ -75,22 +76,23 @@ class ExampleDriverTest {
 
   @Test
   void aSubscriptionGetsTheCurrentSnapshotAndNoMoreAfterClose() {
-    ExampleDriver driver = new ExampleDriver(config(Map.of()));
+    ExampleDriver driver = new ExampleDriver(new RecordingPublisher(), config(Map.of()), Map.of());
     Recording recording = new Recording();
     var subscription = driver.subscribe(recording);
     List<List<Pool>> received = recording.snapshots;
     assertThat(received).singleElement().satisfies(p -> assertThat(p.get(0).devices()).hasSize(3));
     subscription.close();
-    driver.modified(config(Map.of("device.count", 1)));
+    driver.modified(config(Map.of("device.count", 1)), Map.of());
     assertThat(received).hasSize(1);
   }
 
   @Test
   void itsMetricsFollowTheConfiguration() {
-    ExampleDriver driver = new ExampleDriver(config(Map.of("driver.name", "gpu.example.com", "device.count", 3)));
+    ExampleDriver driver = new ExampleDriver(new RecordingPublisher(), config(Map.of("driver.name", "gpu.example.com",
+        "device.count", 3)), Map.of());
     assertThat(gauge(driver, "nodelet_example_driver_devices")).isEqualTo(3);
     assertThat(gauge(driver, "nodelet_example_driver_prepared_claims")).isZero();
-    driver.modified(config(Map.of("driver.name", "gpu.example.com", "device.count", 5)));
+    driver.modified(config(Map.of("driver.name", "gpu.example.com", "device.count", 5)), Map.of());
     assertThat(gauge(driver, "nodelet_example_driver_devices")).isEqualTo(5);
   }
 
@@ -103,22 +105,49 @@ class ExampleDriverTest {
   }
 
   @Test
-  void badValuesAtActivationFailItByName() {
-    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("device.count", -1))))
-        .hasMessage("device.count: must be between 0 and 10000, was -1");
-    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("device.count", "four"))))
-        .hasMessageStartingWith("device.count: not a whole number");
-    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", new String[] {"model"}))))
-        .hasMessage("attributes: entry \"model\" is not name=value");
-    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("capacity", new String[] {"memory=lots"}))))
-        .hasMessageStartingWith("capacity: entry \"memory=lots\" is not a quantity such as 80Gi");
-    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("pool", " "))))
-        .hasMessage("pool: must not be empty");
+  void badFirstValuesWaitNamingTheKey() {
+    assertThat(RecordingPublisher.waits(r -> new ExampleDriver(r, config(Map.of("device.count", -1)), Map.of()),
+        ExampleDriver::deactivate))
+        .contains("device.count: must be between 0 and 10000, was -1");
+    assertThat(RecordingPublisher.waits(r -> new ExampleDriver(r, config(Map.of("device.count", "four")), Map.of()),
+        ExampleDriver::deactivate))
+        .contains("device.count: not a whole number");
+    assertThat(RecordingPublisher.waits(r -> new ExampleDriver(r, config(Map.of("attributes",
+        new String[] {"model"})), Map.of()), ExampleDriver::deactivate))
+        .contains("attributes: entry \"model\" is not name=value");
+    assertThat(RecordingPublisher.waits(r -> new ExampleDriver(r, config(Map.of("capacity",
+        new String[] {"memory=lots"})), Map.of()), ExampleDriver::deactivate))
+        .contains("capacity: entry \"memory=lots\" is not a quantity such as 80Gi");
+    assertThat(RecordingPublisher.waits(r -> new ExampleDriver(r, config(Map.of("pool", " ")), Map.of()),
+        ExampleDriver::deactivate))
+        .contains("pool: must not be empty");
+  }
+
+  @Test
+  void aBadFirstConfigurationRegistersNoDriverUntilAValidOne() {
+    RecordingPublisher registry = new RecordingPublisher();
+    Map<String, Object> properties = Map.of("service.pid", "dev.nodelet.driver.example~gpu");
+    ExampleDriver driver = new ExampleDriver(registry, config(Map.of("device.count", -1)), properties);
+    assertThat(registry.health()).isEqualTo("CRITICAL the example driver gpu.example.com waits for a valid"
+        + " configuration dev.nodelet.driver.example~gpu: device.count: must be between 0 and 10000, was -1; correct"
+        + " it (etc/dev.nodelet.driver.example-gpu.cfg)");
+    assertThat(registry.services(DraDriver.class)).isEmpty();
+    assertThat(driver.collect().stream().map(m -> m.getMetadata().getName())).as("metrics meanwhile")
+        .contains("nodelet_example_driver_prepared_claims");
+
+    driver.modified(config(Map.of("device.count", 2)), properties);
+    assertThat(registry.healthCheck()).isEmpty();
+    assertThat(registry.services(DraDriver.class)).containsExactly(driver);
+    Recording recorder = new Recording();
+    driver.subscribe(recorder);
+    assertThat(recorder.snapshots).singleElement().satisfies(pools -> assertThat(pools.get(0).devices()).hasSize(2));
+    driver.deactivate();
+    assertThat(registry.registered).isEmpty();
   }
 
   @Test
   void badChangesAreRefusedAndTheLastGoodSnapshotStays() {
-    ExampleDriver driver = new ExampleDriver(config(Map.of()));
+    ExampleDriver driver = new ExampleDriver(new RecordingPublisher(), config(Map.of()), Map.of());
     Recording recording = new Recording();
     driver.subscribe(recording);
     List<List<Pool>> received = recording.snapshots;
@@ -127,12 +156,12 @@ class ExampleDriverTest {
         Map.of("driver.name", "other.example.com"), Map.of("device.count", 1_000_000),
         Map.of("device.count", -3), Map.of("attributes", new String[] {"=x"}),
         Map.of("capacity", new String[] {"memory=1.5.5"}), Map.of("pool", ""))) {
-      driver.modified(config(bad));
+      driver.modified(config(bad), Map.of());
     }
     assertThat(driver.driverName()).isEqualTo("gpu.example.com");
     assertThat(received).as("no snapshot for a refused change").containsExactly(first);
 
-    driver.modified(config(Map.of("device.count", 2)));
+    driver.modified(config(Map.of("device.count", 2)), Map.of());
     assertThat(received).hasSize(2);
     assertThat(received.get(1).get(0).devices()).hasSize(2);
   }
@@ -143,7 +172,7 @@ class ExampleDriverTest {
         KubernetesClient client = server.newClient()) {
       String uid = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata()
           .build()).create().getMetadata().getUid();
-      ExampleDriver driver = new ExampleDriver(config(Map.of()));
+      ExampleDriver driver = new ExampleDriver(new RecordingPublisher(), config(Map.of()), Map.of());
       try (NodeResources controller = NodeResources.builder(client, "node-a")
           .nodeUid(() -> Optional.of(uid)).build()) {
         controller.start();
@@ -151,7 +180,7 @@ class ExampleDriverTest {
         await().until(() -> client.resources(ResourceSlice.class).list().getItems().size() == 1);
         ResourceSlice published = client.resources(ResourceSlice.class).list().getItems().get(0);
 
-        driver.modified(config(Map.of("pool", "Bad_Pool", "device.count", 7)));
+        driver.modified(config(Map.of("pool", "Bad_Pool", "device.count", 7)), Map.of());
         assertThat(controller.driverStatuses()).singleElement().satisfies(status -> assertThat(status.lastError())
             .hasValueSatisfying(error -> assertThat(error).contains("pool \"Bad_Pool\": the name must be DNS "
                 + "subdomains")));
@@ -162,7 +191,7 @@ class ExampleDriverTest {
 
   @Test
   void allocatedDevicesOfItsPoolArePreparedWithCdiIdsAndOthersFailTheClaim() {
-    ExampleDriver driver = new ExampleDriver(config(Map.of()));
+    ExampleDriver driver = new ExampleDriver(new RecordingPublisher(), config(Map.of()), Map.of());
     var mine = new io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder()
         .withDriver("gpu.example.com").withPool("node-a").withDevice("dev-1").withRequest("gpu").build();
     var foreign = new io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder(mine)
@@ -188,8 +217,9 @@ class ExampleDriverTest {
         .containsExactly(Map.entry("model", "xyz"), Map.entry("gen", "2"));
     assertThat(ExampleDriver.pairs("attributes", config(Map.of("attributes", new String[] {"a=1", "b=x,c=true"}))
         .attributes())).containsOnlyKeys("a", "b", "c");
-    assertThatThrownBy(() -> new ExampleDriver(config(Map.of("attributes", "model=xyz,gen"))))
-        .hasMessage("attributes: entry \"gen\" is not name=value");
+    assertThat(RecordingPublisher.waits(r -> new ExampleDriver(r, config(Map.of("attributes", "model=xyz,gen")),
+        Map.of()), ExampleDriver::deactivate))
+        .contains("attributes: entry \"gen\" is not name=value");
   }
 
   /** Records the snapshots of a subscription. */

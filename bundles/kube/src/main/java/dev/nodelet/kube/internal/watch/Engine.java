@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.net.URL;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -22,6 +23,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -39,6 +41,8 @@ public final class Engine implements ReflectorEngine {
   /** The thread name prefix of every engine thread; tests look for it. */
   public static final String THREAD_PREFIX = "nodelet-reflector-";
   private static final int MAX_PATHS = 1_000;
+  /** At most one reflector's failure is logged as a warning per this interval. */
+  static final Duration WARNING_INTERVAL = Duration.ofSeconds(10);
 
   final KubernetesClient client;
   final EngineSettings settings;
@@ -52,6 +56,8 @@ public final class Engine implements ReflectorEngine {
   final String server;
   private final Map<PathKey, ResourcePath> paths = new ConcurrentHashMap<>();
   private final Set<HttpReflector<?>> reflectors = ConcurrentHashMap.newKeySet();
+  /** The nanoTime from which the next failing reflector may log a warning. */
+  private final AtomicLong nextWarning = new AtomicLong(System.nanoTime());
   /** Null until a server answered a WatchList request; false once it refused one. */
   private volatile Boolean watchListServed;
   private volatile boolean closed;
@@ -117,6 +123,16 @@ public final class Engine implements ReflectorEngine {
 
   HttpClient http() {
     return http;
+  }
+
+  /**
+   * Whether a reflector that starts failing logs it as a warning: one in {@link #WARNING_INTERVAL}, so that
+   * thousands of watches failing together (the API server went away) log one line, not one each.
+   */
+  boolean mayWarn() {
+    long now = System.nanoTime();
+    long next = nextWarning.get();
+    return now - next >= 0 && nextWarning.compareAndSet(next, now + WARNING_INTERVAL.toNanos());
   }
 
   void removed(HttpReflector<?> reflector) {

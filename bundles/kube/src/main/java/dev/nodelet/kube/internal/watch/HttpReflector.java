@@ -56,6 +56,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   // serial executor only
   private int failures;
   private boolean failing;
+  /** Whether this failure period was logged as a warning (see {@link Engine#mayWarn()}). */
+  private boolean warned;
   /** Whether a request was sent before: a watch without a list after that is a restart. */
   private boolean connected;
   private ScheduledFuture<?> retry;
@@ -408,7 +410,13 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     failures++;
     if (!failing) {
       failing = true;
-      LOG.warn("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
+      warned = engine.mayWarn();
+      if (warned) {
+        LOG.warn("{} (API server {}); retrying with backoff (the other watches that fail within {} s are logged "
+            + "at DEBUG)", error.getMessage(), engine.server, Engine.WARNING_INTERVAL.toSeconds());
+      } else {
+        LOG.debug("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
+      }
     } else {
       LOG.debug("{} (failure {})", error.getMessage(), failures);
     }
@@ -417,8 +425,10 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   private void healthy() {
-    if (failing) {
+    if (failing && warned) {
       LOG.info("The list and watch of {} work again", what());
+    } else if (failing) {
+      LOG.debug("The list and watch of {} work again", what());
     }
     failing = false;
     failures = 0;

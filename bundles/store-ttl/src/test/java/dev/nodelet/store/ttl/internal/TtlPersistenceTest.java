@@ -212,18 +212,24 @@ class TtlPersistenceTest {
     return Converters.standardConverter().convert(properties).to(TtlStrategyConfiguration.class);
   }
 
+  /** What a component activated with the configuration waits for (its health check). */
+  private String waits(Map<String, Object> properties) {
+    return RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node, config(properties), Map.of()),
+        TtlStrategyComponent::deactivate);
+  }
+
   private final NodeIdentity node = FixedNodeIdentity.named(NODE);
 
   @Test
   void aDirectoryWithoutAKeyFileOrWithAKeyFileOpenToOthersIsRefusedNamingTheKey() throws IOException {
     String store = dir.resolve("store").toString();
-    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node, config(Map.of("persistence.dir", store)), Map.of()), TtlStrategyComponent::deactivate)).contains("persistence.key.file: required");
+    assertThat(waits(Map.of("persistence.dir", store))).contains("persistence.key.file: required");
     Path open = keyFile("rw-r--r--");
-    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node,
-        config(Map.of("persistence.dir", store, "persistence.key.file", open.toString())), Map.of()), TtlStrategyComponent::deactivate)).contains("persistence.key.file: ")
+    assertThat(waits(Map.of("persistence.dir", store, "persistence.key.file",
+        open.toString()))).contains("persistence.key.file: ")
         .contains(open.toString()).contains("chmod 600");
-    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), node, config(Map.of("persistence.dir", store,
-        "persistence.key.file", keyFile.toString(), "persistence.restored.grace.seconds", 0)), Map.of()), TtlStrategyComponent::deactivate))
+    assertThat(waits(Map.of("persistence.dir", store, "persistence.key.file", keyFile.toString(),
+        "persistence.restored.grace.seconds", 0)))
         .contains("persistence.restored.grace.seconds: must be between 1 and 86400");
   }
 
@@ -278,7 +284,8 @@ class TtlPersistenceTest {
         "use.node.ttl.annotation", false, "default.ttl.seconds", 120));
 
     api.server().stop();
-    TtlStrategyComponent second = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node, config(properties), Map.of());
+    TtlStrategyComponent second = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node,
+        config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       assertThat(data(restored.get("ns", "a"))).isEqualTo("a-1");

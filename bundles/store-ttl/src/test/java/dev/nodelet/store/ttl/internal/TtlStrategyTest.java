@@ -120,7 +120,8 @@ class TtlStrategyTest {
     Map<String, String> annotations = new ConcurrentHashMap<>(Map.of(TtlStoreStrategy.TTL_ANNOTATION, "0"));
     NodeIdentity node = FixedNodeIdentity.named("node-1").withAnnotations(annotations);
     // the component runs on the system clock: an hour is fresh, 0 never is
-    TtlStrategyComponent component = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node, Converters.standardConverter()
+    TtlStrategyComponent component = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node,
+        Converters.standardConverter()
         .convert(Map.of("default.ttl.seconds", 3600)).to(TtlStrategyConfiguration.class), Map.of());
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
@@ -175,7 +176,8 @@ class TtlStrategyTest {
 
   @Test
   void aNegativeDefaultIsNamed() {
-    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(), FixedNodeIdentity.named("node-1"),
+    assertThat(RecordingPublisher.waits(r -> new TtlStrategyComponent(r, api.client(),
+        FixedNodeIdentity.named("node-1"),
         Converters.standardConverter().convert(Map.of("default.ttl.seconds", -1, "use.node.ttl.annotation", false))
             .to(TtlStrategyConfiguration.class), Map.of()), TtlStrategyComponent::deactivate))
         .contains("default.ttl.seconds: must be between 0 and 31536000 seconds, was -1");

@@ -1,9 +1,12 @@
 package dev.nodelet.store.watch.internal;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Which items of one strategy's stores may hold a watch ({@code max.watches}): the items that hold a slot, and who
@@ -16,11 +19,20 @@ import java.util.Map;
  *
  * <p>Slots are counted here, watches are closed by the owner of the item: a victim is handed back and demoted
  * outside this lock, since demoting takes the locks of the item (and another store's item may be the victim).
+ *
+ * <p>A watch that ends keeps counting for {@link #CLOSE_GRACE}: closing a watch only starts its end (a connection's
+ * FIN, a stream's RST_STREAM) and the HTTP clients confirm nothing of the server's side, which may see the end after
+ * the next watch has opened. So a slot freed by a release is not admitted again until then, and an item that takes
+ * a colder one's slot opens its watch only once the grace has passed ({@link Grant#openAfterNanos()}), polled
+ * meanwhile.
  */
 public final class WatchBudget {
 
   /** The most a budget can be: beyond, one node watching that many objects is not a sensible setting. */
   public static final int MAX = 1_000_000;
+
+  /** How long an ended watch still counts: the time its end takes to reach and be handled by the API server. */
+  public static final long CLOSE_GRACE = TimeUnit.MILLISECONDS.toNanos(250);
 
   /** An item that holds a slot, and how its owner demotes it to polled. */
   private record Holder(WatchItem<?> item, Runnable demote) {
@@ -29,6 +41,8 @@ public final class WatchBudget {
   // guarded by this
   private int max;
   private final Map<WatchItem<?>, Holder> holders = new IdentityHashMap<>();
+  /** When each watch ended within the last {@link #CLOSE_GRACE}, oldest first, in {@link System#nanoTime()}. */
+  private final Deque<Long> closing = new ArrayDeque<>();
 
   /** @param max the most items holding a watch at once; 0 for no budget */
   public WatchBudget(int max) {
@@ -49,7 +63,7 @@ public final class WatchBudget {
    * @return true if the item holds a slot (also if it held one already)
    */
   synchronized boolean admit(WatchItem<?> item, Runnable demote) {
-    if (holders.containsKey(item) || max == 0 || holders.size() < max) {
+    if (holders.containsKey(item) || max == 0 || inUse() < max) {
       holders.put(item, new Holder(item, demote));
       return true;
     }
@@ -60,8 +74,8 @@ public final class WatchBudget {
    * A slot for a polled item read again: see the class comment.
    *
    * @param previousRead when the item was read before this read, in the clock of {@link WatchItem#lastUsed()}
-   * @return whether it got a slot now (not if it held one already), and the demotion of the item whose slot it took,
-   *     if any (run it before starting the item's watch, so that the API server does not see one watch too many)
+   * @return whether it got a slot now (not if it held one already), the demotion of the item whose slot it took, if
+   *     any (run it at once), and how long to wait before opening the item's watch, while the demoted one ends
    */
   synchronized Grant promote(WatchItem<?> item, long previousRead, Runnable demote) {
     if (holders.containsKey(item)) {
@@ -81,12 +95,26 @@ public final class WatchBudget {
     }
     holders.remove(coldest.item());
     holders.put(item, new Holder(item, demote));
-    return new Grant(true, coldest.demote());
+    return new Grant(true, coldest.demote(), CLOSE_GRACE);
   }
 
-  /** An item gives its slot back: its watch stopped for good or for idleness, or it turned immutable. */
+  /**
+   * An item gives its slot back: its watch stopped for good or for idleness, or it turned immutable. The slot stays
+   * in use for {@link #CLOSE_GRACE}, while the watch ends on the server.
+   */
   synchronized void release(WatchItem<?> item) {
-    holders.remove(item);
+    if (holders.remove(item) != null && max > 0) {
+      closing.addLast(System.nanoTime());
+    }
+  }
+
+  /** Slots held or still ending; guarded by this. */
+  private int inUse() {
+    long now = System.nanoTime();
+    while (!closing.isEmpty() && now - closing.peekFirst() >= CLOSE_GRACE) {
+      closing.removeFirst();
+    }
+    return holders.size() + closing.size();
   }
 
   /**
@@ -105,7 +133,7 @@ public final class WatchBudget {
     List<Holder> byUse = new ArrayList<>(holders.values());
     byUse.sort((a, b) -> Long.compare(a.item().lastUsed(), b.item().lastUsed()));
     for (Holder holder : byUse.subList(0, holders.size() - max)) {
-      holders.remove(holder.item());
+      release(holder.item());
       demotions.add(holder.demote());
     }
     return demotions;
@@ -121,9 +149,11 @@ public final class WatchBudget {
    *
    * @param granted whether the item holds a slot now
    * @param demote the demotion of the item whose slot it took, or null
+   * @param openAfterNanos how long to wait before opening the item's watch: 0 with room, {@link #CLOSE_GRACE} when
+   *     the demoted item's watch is still ending
    */
-  record Grant(boolean granted, Runnable demote) {
-    static final Grant ROOM = new Grant(true, null);
-    static final Grant NONE = new Grant(false, null);
+  record Grant(boolean granted, Runnable demote, long openAfterNanos) {
+    static final Grant ROOM = new Grant(true, null, 0);
+    static final Grant NONE = new Grant(false, null, 0);
   }
 }

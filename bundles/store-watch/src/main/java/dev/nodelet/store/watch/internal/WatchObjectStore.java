@@ -391,8 +391,16 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private void openQueued() {
     Opening<T> next;
     while ((next = openings.poll()) != null) {
-      if (!stopped && next.item().isRun(next.run())) {
-        open(next.item(), next.run(), null);
+      try {
+        if (!stopped && next.item().isRun(next.run())) {
+          open(next.item(), next.run(), null);
+        }
+      } catch (RuntimeException e) {
+        // one broken opening must not stop the queue: the item's next get starts it again
+        LOG.error("Cannot watch {} {}/{}", type, next.item().namespace, next.item().name, e);
+        if (next.item().stop()) {
+          settings.budget().release(next.item());
+        }
       }
     }
     opening.set(false);
@@ -509,6 +517,20 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (grant.demote() != null) {
       grant.demote().run();
     }
+    if (grant.openAfterNanos() == 0) {
+      watchAgain(item);
+      return;
+    }
+    // polled until the demoted watch has ended on the server too
+    try {
+      timer.schedule(() -> watchAgain(item), grant.openAfterNanos(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      settings.budget().release(item); // the strategy is closed
+    }
+  }
+
+  /** A polled item that holds a slot opens its watch, unless it was dropped or the store closed meanwhile. */
+  private void watchAgain(WatchItem<T> item) {
     if (stopped || !item.unpoll()) {
       settings.budget().release(item);
       return;
