@@ -8,16 +8,12 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -115,9 +111,7 @@ final class BudgetHarness {
   /** Returns the latencies of {watched, polled} updates. */
   private static Histogram[] measure(KubernetesClient admin, SwitchableObjectManager<ConfigMap> manager,
       ObjectStore<?> store, int count, int seconds) {
-    Map<String, ConfigMap> latest = new HashMap<>();
-    admin.configMaps().inNamespace(Fixtures.NAMESPACE).list().getItems()
-        .forEach(cm -> latest.put(cm.getMetadata().getName(), cm));
+    UpdateLoad load = new UpdateLoad(admin);
     Histogram watched = new Histogram(120_000_000_000L, 3);
     Histogram polled = new Histogram(120_000_000_000L, 3);
     AtomicBoolean sending = new AtomicBoolean(true);
@@ -127,23 +121,11 @@ final class BudgetHarness {
     ConcurrentLinkedQueue<Pending> sentPolled = new ConcurrentLinkedQueue<>();
     Thread watchedChecker = checker("budget-checker-watched", manager, sentWatched, watched, sending, giveUp);
     Thread polledChecker = checker("budget-checker-polled", manager, sentPolled, polled, sending, giveUp);
-    SplittableRandom random = new SplittableRandom(42);
-    long period = 1_000_000_000L / RATE;
-    long start = System.nanoTime();
-    for (int i = 0; i < RATE * seconds; i++) {
-      long wait = start + i * period - System.nanoTime();
-      if (wait > 0) {
-        LockSupport.parkNanos(wait);
-      }
-      String name = Fixtures.name(random.nextInt(count));
-      boolean isWatched = store.state(Fixtures.NAMESPACE, name).orElse(null) == ObjectState.RUNNING;
-      ConfigMap next = new ConfigMapBuilder(latest.get(name)).addToData("key", "u" + i).build();
-      long t0 = System.nanoTime();
-      ConfigMap updated = admin.configMaps().resource(next).update();
-      latest.put(name, updated);
-      (isWatched ? sentWatched : sentPolled).add(new Pending(name,
-          Long.parseLong(updated.getMetadata().getResourceVersion()), t0));
-    }
+    load.run(count, RATE, RATE * seconds, name -> {
+      ConcurrentLinkedQueue<Pending> sent =
+          store.state(Fixtures.NAMESPACE, name).orElse(null) == ObjectState.RUNNING ? sentWatched : sentPolled;
+      return (resourceVersion, sentNanos) -> sent.add(new Pending(name, resourceVersion, sentNanos));
+    });
     sending.set(false);
     try {
       watchedChecker.join(giveUp / 1_000_000 + 10_000);

@@ -1,12 +1,8 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.cache.core.SwitchableObjectManager;
-import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,32 +29,25 @@ public class CachedGetBenchmark {
 
   static final int OBJECTS = 128;
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
-  private WatchStoreStrategy strategy;
+  private SyncedManager synced;
   private SwitchableObjectManager<ConfigMap> manager;
+  private String[] names;
   private SharedIndexInformer<ConfigMap> informer;
   private final ConcurrentHashMap<String, ConfigMap> map = new ConcurrentHashMap<>();
-  private final String[] names = new String[OBJECTS];
   private final String[] keys = new String[OBJECTS];
   private int next;
 
   @Setup(Level.Trial)
   public void setUp() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = Watched.nodeletClient(server.url());
-    Fixtures.createConfigMaps(client, 0, OBJECTS);
-    strategy = WatchStoreStrategy.builder(client).build();
-    manager = ObjectManagers.configMaps(client).build();
-    manager.useStrategy("watch", strategy);
-    Fixtures.podsReferencing(0, OBJECTS).forEach(manager::registerPod);
+    synced = new SyncedManager(OBJECTS, false);
+    manager = synced.manager;
+    names = synced.names;
     for (int i = 0; i < OBJECTS; i++) {
-      names[i] = Fixtures.name(i);
       keys[i] = Cache.namespaceKeyFunc(Fixtures.NAMESPACE, names[i]);
-      map.put(keys[i], Fixtures.getSynced(manager, names[i]));
+      map.put(keys[i], manager.get(Fixtures.NAMESPACE, names[i]));
     }
     // after the watch strategy's lists: the JDK 17 HttpClient fails requests beyond the server's HTTP/2 stream limit
-    informer = client.configMaps().inNamespace(Fixtures.NAMESPACE).inform();
+    informer = synced.client.configMaps().inNamespace(Fixtures.NAMESPACE).inform();
     for (int i = 0; i < OBJECTS; i++) {
       if (informer.getStore().getByKey(keys[i]) == null) {
         throw new IllegalStateException("the informer has not synced " + keys[i]);
@@ -69,10 +58,7 @@ public class CachedGetBenchmark {
   @TearDown(Level.Trial)
   public void tearDown() {
     informer.close();
-    manager.close();
-    strategy.close();
-    client.close();
-    server.close();
+    synced.close();
   }
 
   private int nextIndex() {

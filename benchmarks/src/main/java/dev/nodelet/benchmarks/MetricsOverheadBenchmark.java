@@ -1,14 +1,8 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.cache.core.ManagerMetrics;
-import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
-import dev.nodelet.store.watch.WatchStoreMetrics;
-import dev.nodelet.store.watch.WatchStoreStrategy;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -25,8 +19,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The cost of metrics on the two hot paths: the cached get (128 synced objects read in turn, as measure 1) and
  * {@code registerPod} of a pod whose 10 ConfigMaps another pod already references (as measure 3, shared). With
- * {@code metrics=on} the manager and its watch strategy are built with a {@link ManagerMetrics} and a
- * {@link WatchStoreMetrics}, as the OSGi components build them; with {@code off}, without.
+ * {@code metrics=on} the manager and its watch strategy are built with a {@code ManagerMetrics} and a
+ * {@code WatchStoreMetrics}, as the OSGi components build them; with {@code off}, without.
  */
 @State(Scope.Benchmark)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -37,33 +31,18 @@ public class MetricsOverheadBenchmark {
   @Param({"off", "on"})
   public String metrics;
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
-  private WatchStoreStrategy strategy;
+  private SyncedManager synced;
   private SwitchableObjectManager<ConfigMap> manager;
-  private final String[] names = new String[OBJECTS];
+  private String[] names;
   private Pod pod;
   private boolean registered;
   private int next;
 
   @Setup(Level.Trial)
   public void setUp() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = Watched.nodeletClient(server.url());
-    Fixtures.createConfigMaps(client, 0, OBJECTS);
-    if ("on".equals(metrics)) {
-      strategy = WatchStoreStrategy.builder(client).metrics(new WatchStoreMetrics()).build();
-      manager = ObjectManagers.configMaps(client).metrics(new ManagerMetrics()).build();
-    } else {
-      strategy = WatchStoreStrategy.builder(client).build();
-      manager = ObjectManagers.configMaps(client).build();
-    }
-    manager.useStrategy("watch", strategy);
-    Fixtures.podsReferencing(0, OBJECTS).forEach(manager::registerPod);
-    for (int i = 0; i < OBJECTS; i++) {
-      names[i] = Fixtures.name(i);
-      Fixtures.getSynced(manager, names[i]);
-    }
+    synced = new SyncedManager(OBJECTS, "on".equals(metrics));
+    manager = synced.manager;
+    names = synced.names;
     pod = Fixtures.pod("measured", "uid-measured", IntStream.range(0, 10).mapToObj(Fixtures::name).toList());
   }
 
@@ -77,10 +56,7 @@ public class MetricsOverheadBenchmark {
 
   @TearDown(Level.Trial)
   public void tearDown() {
-    manager.close();
-    strategy.close();
-    client.close();
-    server.close();
+    synced.close();
   }
 
   /** {@code ObjectManager.get(namespace, name)} of a watched, synced object. */

@@ -1,14 +1,10 @@
 package dev.nodelet.benchmarks;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -59,9 +55,7 @@ final class UpdateVisibilityHarness {
   static Histogram measure(ApiServerProcess server, KubernetesClient admin, int count, int seconds,
       Function<ApiServerProcess, Watched> kind) {
     try (Watched watched = kind.apply(server).watch(count)) {
-      Map<String, ConfigMap> latest = new HashMap<>();
-      admin.configMaps().inNamespace(Fixtures.NAMESPACE).list().getItems()
-          .forEach(cm -> latest.put(cm.getMetadata().getName(), cm));
+      UpdateLoad load = new UpdateLoad(admin);
       Histogram histogram = new Histogram(60_000_000_000L, 3);
       ConcurrentLinkedQueue<Pending> sent = new ConcurrentLinkedQueue<>();
       AtomicBoolean sending = new AtomicBoolean(true);
@@ -88,21 +82,8 @@ final class UpdateVisibilityHarness {
         }
       }, "visibility-checker");
       checker.start();
-      SplittableRandom random = new SplittableRandom(42);
-      long period = 1_000_000_000L / RATE;
-      long start = System.nanoTime();
-      for (int i = 0; i < RATE * (seconds + 1); i++) {
-        long wait = start + i * period - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        }
-        String name = Fixtures.name(random.nextInt(count));
-        ConfigMap next = new ConfigMapBuilder(latest.get(name)).addToData("key", "u" + i).build();
-        long t0 = System.nanoTime();
-        ConfigMap updated = admin.configMaps().resource(next).update();
-        latest.put(name, updated);
-        sent.add(new Pending(name, Long.parseLong(updated.getMetadata().getResourceVersion()), t0));
-      }
+      load.run(count, RATE, RATE * (seconds + 1),
+          name -> (resourceVersion, sentNanos) -> sent.add(new Pending(name, resourceVersion, sentNanos)));
       sending.set(false);
       checker.join(60_000);
       return histogram;

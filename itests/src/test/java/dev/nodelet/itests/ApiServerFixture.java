@@ -4,9 +4,13 @@ import dev.nodelet.testing.apiserver.ClusterRoles;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
@@ -75,6 +79,33 @@ final class ApiServerFixture implements AutoCloseable {
   /** A client allowed everything; the caller closes it. */
   KubernetesClient newClient() {
     return server.newClient();
+  }
+
+  /**
+   * Seeds namespace default with ConfigMaps cm-a and cm-b and Secrets s-a and s-pull, each holding its own name under
+   * "v", and pod p1 of this node that references all four: cm-a through envFrom, cm-b and s-a in volumes, s-pull as
+   * its image pull secret.
+   */
+  static void seedPodP1(KubernetesClient admin) {
+    for (String name : List.of("cm-a", "cm-b")) {
+      admin.configMaps().inNamespace("default").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
+          .endMetadata().addToData("v", name).build()).create();
+    }
+    for (String name : List.of("s-a", "s-pull")) {
+      admin.secrets().inNamespace("default").resource(new SecretBuilder().withNewMetadata().withName(name)
+          .endMetadata().addToData("v", base64(name)).build()).create();
+    }
+    admin.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata().withName("p1").endMetadata()
+        .withNewSpec().withNodeName(NodeletTestSupport.NODE_NAME).addNewImagePullSecret("s-pull")
+        .addNewContainer().withName("c").withImage("busybox")
+        .addNewEnvFrom().withNewConfigMapRef().withName("cm-a").endConfigMapRef().endEnvFrom().endContainer()
+        .addNewVolume().withName("cm").withNewConfigMap().withName("cm-b").endConfigMap().endVolume()
+        .addNewVolume().withName("s").withNewSecret().withSecretName("s-a").endSecret().endVolume()
+        .endSpec().build()).create();
+  }
+
+  private static String base64(String value) {
+    return Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
   }
 
   /** The PEM of the CA that signed this server's certificate; only over TLS. */

@@ -120,21 +120,8 @@ public class FelixChurnIT extends NodeletTestSupport {
 
   /** Two pods of this node referencing two ConfigMaps and two Secrets. */
   private static void seed(KubernetesClient admin) {
-    for (String name : CONFIGMAP_REFERENCES.keySet()) {
-      admin.configMaps().inNamespace(NS).resource(new ConfigMapBuilder().withNewMetadata().withName(name)
-          .endMetadata().addToData("v", name).build()).create();
-    }
-    for (String name : SECRET_REFERENCES.keySet()) {
-      admin.secrets().inNamespace(NS).resource(new SecretBuilder().withNewMetadata().withName(name).endMetadata()
-          .addToData("v", base64(name)).build()).create();
-    }
-    admin.pods().inNamespace(NS).resource(new PodBuilder().withNewMetadata().withName("p1").endMetadata()
-        .withNewSpec().withNodeName(NODE_NAME).addNewImagePullSecret("s-pull")
-        .addNewContainer().withName("c").withImage("busybox")
-        .addNewEnvFrom().withNewConfigMapRef().withName("cm-a").endConfigMapRef().endEnvFrom().endContainer()
-        .addNewVolume().withName("cm").withNewConfigMap().withName("cm-b").endConfigMap().endVolume()
-        .addNewVolume().withName("s").withNewSecret().withSecretName("s-a").endSecret().endVolume()
-        .endSpec().build()).create();
+    // the objects are CONFIGMAP_REFERENCES' and SECRET_REFERENCES' keys
+    ApiServerFixture.seedPodP1(admin);
     admin.pods().inNamespace(NS).resource(new PodBuilder().withNewMetadata().withName("p2").endMetadata()
         .withNewSpec().withNodeName(NODE_NAME)
         .addNewContainer().withName("c").withImage("busybox")

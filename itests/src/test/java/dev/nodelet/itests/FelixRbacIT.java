@@ -9,9 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.nodelet.objectcache.ConfigMapManager;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.SecretManager;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -82,22 +80,7 @@ public class FelixRbacIT extends NodeletTestSupport {
 
   /** This node's pods with the objects they reference, and a pod and a slice of another node. */
   private static void seed(KubernetesClient admin) {
-    for (String name : List.of("cm-a", "cm-b")) {
-      admin.configMaps().inNamespace(NS).resource(new ConfigMapBuilder().withNewMetadata().withName(name)
-          .endMetadata().addToData("v", name).build()).create();
-    }
-    for (String name : List.of("s-a", "s-pull")) {
-      admin.secrets().inNamespace(NS).resource(new SecretBuilder().withNewMetadata().withName(name).endMetadata()
-          .addToData("v", base64(name)).build())
-          .create();
-    }
-    admin.pods().inNamespace(NS).resource(new PodBuilder().withNewMetadata().withName("p1").endMetadata()
-        .withNewSpec().withNodeName(NODE_NAME).addNewImagePullSecret("s-pull")
-        .addNewContainer().withName("c").withImage("busybox")
-        .addNewEnvFrom().withNewConfigMapRef().withName("cm-a").endConfigMapRef().endEnvFrom().endContainer()
-        .addNewVolume().withName("cm").withNewConfigMap().withName("cm-b").endConfigMap().endVolume()
-        .addNewVolume().withName("s").withNewSecret().withSecretName("s-a").endSecret().endVolume()
-        .endSpec().build()).create();
+    ApiServerFixture.seedPodP1(admin);
     admin.pods().inNamespace(NS).resource(new PodBuilder().withNewMetadata().withName("elsewhere").endMetadata()
         .withNewSpec().withNodeName(OTHER_NODE).addNewContainer().withName("c").withImage("busybox")
         .addNewEnvFrom().withNewSecretRef().withName("s-a").endSecretRef().endEnvFrom().endContainer()

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,33 +49,46 @@ class DiskStoreTest {
         .addToStringData("token", value + "-token").build();
   }
 
+  /** Stores an object the way a manager does: the pods' references first, then the object they reference. */
+  static void putReferenced(DiskStore<ConfigMap> store, ConfigMap object, String... pods) {
+    for (String pod : pods) {
+      store.addReference("ns", object.getMetadata().getName(), pod);
+    }
+    store.put(object);
+  }
+
+  /** Opens the persistence of {@code options}, hands its ConfigMap store to {@code use} and closes it: one run. */
+  static void withConfigMaps(PersistenceOptions options, Consumer<DiskStore<ConfigMap>> use) throws IOException {
+    try (Persistence persistence = Persistence.open(options)) {
+      use.accept(persistence.store(ResourceType.CONFIG_MAPS));
+    }
+  }
+
+  /** Node node-a's ConfigMap store in one run, given to {@code before}, then in the next, given to {@code after}. */
+  private void acrossARestart(Consumer<DiskStore<ConfigMap>> before, Consumer<DiskStore<ConfigMap>> after)
+      throws IOException {
+    PersistenceOptions options = options("node-a");
+    withConfigMaps(options, before);
+    withConfigMaps(options, after);
+  }
+
   @Test
   void objectsAndReferencesSurviveAReopen() throws IOException {
-    PersistenceOptions options = options("node-a");
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
-      store.addReference("ns", "a", "pod-1");
-      store.addReference("ns", "a", "pod-2");
-      store.put(configMap("a", "uid-a", "5", "one"));
-      store.addReference("ns", "b", "pod-1");
-      store.put(configMap("b", "uid-b", "6", "two"));
+    acrossARestart(store -> {
+      putReferenced(store, configMap("a", "uid-a", "5", "one"), "pod-1", "pod-2");
+      putReferenced(store, configMap("b", "uid-b", "6", "two"), "pod-1");
       store.put(configMap("b", "uid-b", "9", "three"));
-      store.addReference("ns", "c", "pod-3");
-      store.put(configMap("c", "uid-c", "4", "gone"));
+      putReferenced(store, configMap("c", "uid-c", "4", "gone"), "pod-3");
       store.remove("ns", "c");
-      store.addReference("ns", "d", "pod-4");
-      store.put(configMap("d", "uid-d", "4", "unreferenced"));
+      putReferenced(store, configMap("d", "uid-d", "4", "unreferenced"), "pod-4");
       store.deleteReference("ns", "d", "pod-4");
       store.deleteReference("ns", "a", "pod-2");
-    }
-    try (Persistence persistence = Persistence.open(options)) {
-      List<StoredObject<ConfigMap>> loaded = persistence.store(ResourceType.CONFIG_MAPS).load();
-      assertThat(loaded).extracting(s -> s.object().getMetadata().getName(), s -> s.object().getMetadata().getUid(),
-          s -> s.object().getMetadata().getResourceVersion(), s -> s.object().getData().get("k"), StoredObject::podUids)
-          .containsExactlyInAnyOrder(
-              org.assertj.core.groups.Tuple.tuple("a", "uid-a", "5", "one", Set.of("pod-1")),
-              org.assertj.core.groups.Tuple.tuple("b", "uid-b", "9", "three", Set.of("pod-1")));
-    }
+    }, store -> assertThat(store.load()).extracting(s -> s.object().getMetadata().getName(),
+        s -> s.object().getMetadata().getUid(), s -> s.object().getMetadata().getResourceVersion(),
+        s -> s.object().getData().get("k"), StoredObject::podUids)
+        .containsExactlyInAnyOrder(
+            org.assertj.core.groups.Tuple.tuple("a", "uid-a", "5", "one", Set.of("pod-1")),
+            org.assertj.core.groups.Tuple.tuple("b", "uid-b", "9", "three", Set.of("pod-1"))));
   }
 
   @Test
@@ -191,15 +205,12 @@ class DiskStoreTest {
     byte[] garbage = new byte[64 * 1024];
     new java.util.Random(1).nextBytes(garbage);
     Files.write(options.directory().resolve("configmaps.mv"), garbage);
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    withConfigMaps(options, store -> {
       assertThat(store.load()).isEmpty();
       store.put(configMap("a", "uid-a", "5", "one"));
-    }
+    });
     assertThat(asideFiles()).hasSize(1);
-    try (Persistence persistence = Persistence.open(options)) {
-      assertThat(persistence.store(ResourceType.CONFIG_MAPS).load()).hasSize(1);
-    }
+    withConfigMaps(options, store -> assertThat(store.load()).hasSize(1));
   }
 
   @Test
@@ -208,18 +219,15 @@ class DiskStoreTest {
     try (Persistence persistence = Persistence.open(unlimited)) {
       DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
       for (String name : List.of("old", "newer", "kept")) {
-        store.addReference("ns", name, "pod-" + name);
-        store.put(configMap(name, "uid-" + name, "1", "x".repeat(1000)));
+        putReferenced(store, configMap(name, "uid-" + name, "1", "x".repeat(1000)), "pod-" + name);
         Thread.sleep(5); // distinct reference times
       }
     }
-    try (Persistence persistence = Persistence.open(unlimited.withMaxBytes(3_500))) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    withConfigMaps(unlimited.withMaxBytes(3_500), store -> {
       assertThat(store.load()).hasSize(3);
       // pod-kept registers again in this run: its object is current and never dropped
       store.addReference("ns", "kept", "pod-kept");
-      store.addReference("ns", "fresh", "pod-fresh");
-      store.put(configMap("fresh", "uid-fresh", "1", "y".repeat(1000)));
+      putReferenced(store, configMap("fresh", "uid-fresh", "1", "y".repeat(1000)), "pod-fresh");
       assertThat(store.load()).extracting(s -> s.object().getMetadata().getName())
           .containsExactlyInAnyOrder("newer", "kept", "fresh");
       assertThat(store.storedBytes()).isLessThanOrEqualTo(3_500);
@@ -227,22 +235,15 @@ class DiskStoreTest {
       // only current pods' objects are left, even though they are over the limit
       assertThat(store.load()).extracting(s -> s.object().getMetadata().getName())
           .containsExactlyInAnyOrder("kept", "fresh");
-    }
+    });
   }
 
   @Test
   void restoredPodsThatDoNotRegisterAgainAreDroppedWithTheirObjects() throws IOException {
-    PersistenceOptions options = options("node-a");
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
-      store.addReference("ns", "shared", "pod-gone");
-      store.addReference("ns", "shared", "pod-back");
-      store.put(configMap("shared", "uid-s", "1", "s"));
-      store.addReference("ns", "only-gone", "pod-gone");
-      store.put(configMap("only-gone", "uid-o", "1", "o"));
-    }
-    try (Persistence persistence = Persistence.open(options)) {
-      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+    acrossARestart(store -> {
+      putReferenced(store, configMap("shared", "uid-s", "1", "s"), "pod-gone", "pod-back");
+      putReferenced(store, configMap("only-gone", "uid-o", "1", "o"), "pod-gone");
+    }, store -> {
       assertThat(store.load()).hasSize(2);
       store.addReference("ns", "shared", "pod-back");
       assertThat(store.dropRestoredPods()).isEqualTo(1);
@@ -250,7 +251,7 @@ class DiskStoreTest {
         assertThat(s.object().getMetadata().getName()).isEqualTo("shared");
         assertThat(s.podUids()).containsExactly("pod-back");
       });
-    }
+    });
   }
 
   @Test

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,15 +33,13 @@ class Http2TransportTest {
   @TempDir
   Path dir;
 
+  @AutoClose // after the test's @AfterEach methods
   private EmbeddedApiServer server;
   private final List<CompletableFuture<HttpResponse<AsyncBody>>> watches = new ArrayList<>();
 
   @AfterEach
   void stop() {
     watches.forEach(w -> w.thenAccept(response -> response.body().cancel()));
-    if (server != null) {
-      server.close();
-    }
   }
 
   @Test

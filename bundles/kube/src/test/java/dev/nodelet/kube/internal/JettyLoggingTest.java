@@ -21,7 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,14 +44,8 @@ class JettyLoggingTest {
   @TempDir
   Path dir;
 
+  @AutoClose
   private EmbeddedApiServer server;
-
-  @AfterEach
-  void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void premise() {

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.testing.ApiServerExtension;
-import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import org.apache.felix.hc.api.Result;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -20,25 +18,18 @@ class CacheSyncHealthCheckTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private WatchStoreStrategy watch;
-  private ConfigMapManagerComponent component;
+  final WatchManagerExtension<ConfigMapManagerComponent> manager =
+      new WatchManagerExtension<>(ConfigMapManagerComponent::new);
   private final CacheSyncHealthCheck check = new CacheSyncHealthCheck();
+  private ApiServerExtension api;
+  private ConfigMapManagerComponent component;
 
   @BeforeEach
   void start() {
-    watch = WatchStoreStrategy.builder(api.client()).build();
+    api = manager.api();
+    component = manager.component();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
         .withName("settings").endMetadata().addToData("mode", "fast").build()).create();
-    component = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(),
-        Defaults.configuration());
-    component.addStrategy(watch, Defaults.strategy("watch", 1));
-  }
-
-  @AfterEach
-  void stop() {
-    component.deactivate();
-    watch.close();
   }
 
   @Test

@@ -7,13 +7,11 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.objectcache.NotRegisteredException;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
-import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -24,24 +22,17 @@ class SecretManagerBadInputTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private WatchStoreStrategy watch;
+  final WatchManagerExtension<SecretManagerComponent> manager =
+      new WatchManagerExtension<>(SecretManagerComponent::new);
+  private ApiServerExtension api;
   private SecretManagerComponent component;
 
   @BeforeEach
   void start() {
-    watch = WatchStoreStrategy.builder(api.client()).build();
+    api = manager.api();
+    component = manager.component();
     api.client().secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata().withName("token")
         .endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
-    component = new SecretManagerComponent(api.client(), new ManagerMetricsService(),
-        Defaults.configuration());
-    component.addStrategy(watch, Defaults.strategy("watch", 1));
-  }
-
-  @AfterEach
-  void stop() {
-    component.deactivate();
-    watch.close();
   }
 
   @Test

@@ -47,26 +47,33 @@ class StrategyBindingsTest {
     return Map.of(StoreStrategy.PROPERTY, name, "service.id", id, "service.ranking", ranking);
   }
 
+  /** Binds {@code strategy} as Declarative Services would; returns the strategy the manager uses then. */
+  private String bind(StoreStrategy strategy, Map<String, Object> properties) {
+    bindings.bind(strategy, properties);
+    return manager.strategy();
+  }
+
+  /** Unbinds {@code strategy} as Declarative Services would; returns the strategy the manager uses then. */
+  private String unbind(StoreStrategy strategy, Map<String, Object> properties) {
+    bindings.unbind(strategy, properties);
+    return manager.strategy();
+  }
+
   @Test
   void theBestBoundStrategyIsUsedAndTheBuiltInGetWhenNoneIsLeft() {
     RecordingStrategy watch = new RecordingStrategy("watch", client, log);
     RecordingStrategy ttl = new RecordingStrategy("ttl", client, log);
     RecordingStrategy other = new RecordingStrategy("other", client, log);
 
-    bindings.bind(watch, properties("watch", 10, 0));
-    assertThat(manager.strategy()).isEqualTo("watch");
-    bindings.bind(ttl, properties("ttl", 11, 5));
-    assertThat(manager.strategy()).isEqualTo("ttl");
-    // equal ranking: the older service (lower id) wins, so no move
-    bindings.bind(other, properties("other", 12, 5));
-    assertThat(manager.strategy()).isEqualTo("ttl");
-
-    bindings.unbind(ttl, properties("ttl", 11, 5));
-    assertThat(manager.strategy()).isEqualTo("other");
-    bindings.unbind(other, properties("other", 12, 5));
-    assertThat(manager.strategy()).isEqualTo("watch");
-    bindings.unbind(watch, properties("watch", 10, 0));
-    assertThat(manager.strategy()).isEqualTo("get (built-in)");
+    assertThat(List.of(
+        bind(watch, properties("watch", 10, 0)),
+        bind(ttl, properties("ttl", 11, 5)),
+        bind(other, properties("other", 12, 5)),
+        unbind(ttl, properties("ttl", 11, 5)),
+        unbind(other, properties("other", 12, 5)),
+        unbind(watch, properties("watch", 10, 0))))
+        // equal ranking: the older service (lower id) wins, so binding "other" moves nothing
+        .containsExactly("watch", "ttl", "ttl", "other", "watch", "get (built-in)");
     assertThat(log).containsExactly("watch create secrets", "ttl create secrets", "watch close secrets",
         "other create secrets", "ttl close secrets", "watch create secrets", "other close secrets",
         "watch close secrets");
@@ -83,10 +90,8 @@ class StrategyBindingsTest {
       }
     };
     bindings.bind(watch, properties("watch", 1, 0));
-    bindings.bind(broken, properties("broken", 2, 10));
-    assertThat(manager.strategy()).isEqualTo("watch");
-    bindings.unbind(watch, properties("watch", 1, 0));
-    assertThat(manager.strategy()).isEqualTo("get (built-in)");
+    assertThat(bind(broken, properties("broken", 2, 10))).isEqualTo("watch");
+    assertThat(unbind(watch, properties("watch", 1, 0))).isEqualTo("get (built-in)");
   }
 
   @Test

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
@@ -141,14 +142,17 @@ public final class FaultHarness implements AutoCloseable {
   }
 
   /**
-   * With nothing listening on {@code port}, which {@code manager}'s client uses: registers pods 0 to
+   * With nothing listening on a reserved port, builds the manager under test with {@code managers} over the client
+   * under test for that port; registers pods 0 to
    * {@code count - 1} (after one that loads the classes), gets three of their objects, hands each failure to
    * {@code check} with the name asked for, then starts the API server there, creates the objects and waits until
    * every get succeeds. The registrations together, and each failing get, must finish within {@code noWaiting}: a
    * call that waited for a fetch or for a client's retries would not.
    */
-  public Outage unreachableUntilItAppears(ObjectManager<ConfigMap> manager, int port, Duration noWaiting,
-      Duration wait, BiConsumer<String, Throwable> check) {
+  public Outage unreachableUntilItAppears(Function<KubernetesClient, ObjectManager<ConfigMap>> managers,
+      Duration noWaiting, Duration wait, BiConsumer<String, Throwable> check) {
+    int port = unusedPort();
+    ObjectManager<ConfigMap> manager = managers.apply(nodeletClient(port));
     manager.registerPod(pod(count));
     long[] slowest = new long[1];
     long started = System.nanoTime();

@@ -8,11 +8,11 @@ import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -36,8 +36,7 @@ class TtlStoreMetricsTest {
 
   @Test
   void syncsFailuresAndStaleCopiesServed() throws Exception {
-    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
-        .endMetadata().addToData("k", "1").build()).create();
+    api.createConfigMap("ns", "a", Map.of("k", "1"));
     try (TtlStoreStrategy strategy = TtlStoreStrategy.builder(api.client()).clock(clock)
         .defaultTtl(Duration.ofSeconds(10)).metrics(metrics).build()) {
       ObjectStore<ConfigMap> store = strategy.createStore(ResourceType.CONFIG_MAPS);

@@ -12,10 +12,9 @@ import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import java.time.Duration;
 import java.time.Instant;
-import org.junit.jupiter.api.BeforeEach;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,13 +28,7 @@ class ManualTicksTest {
 
   private final MutableClock clock = new MutableClock();
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-
-  @BeforeEach
-  void start() {
-    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
-        .endMetadata().addToData("k", "1").build()).create();
-  }
+  final ApiServerExtension api = new ApiServerExtension().withConfigMap("ns", "a", Map.of("k", "1"));
 
   @Test
   void anIdleWatchStopsWhenTheTestTicksAndNotBefore() {

@@ -33,7 +33,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.TrustManagerFactory;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,14 +42,8 @@ class ApiServerTlsTest {
 
   @TempDir
   Path dir;
+  @AutoClose // after the test's @AfterEach methods
   private EmbeddedApiServer server;
-
-  @AfterEach
-  void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   /** An SSL context that trusts only this server's CA. */
   static SSLContext trusting(EmbeddedApiServer server) throws Exception {

@@ -28,7 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,14 +52,8 @@ class Http2StreamLimitTest {
   private static final int REFUSED_STREAM = 0x7;
   private static final int CANCEL = 0x8;
 
+  @AutoClose // after the test's @AfterEach methods
   private EmbeddedApiServer server;
-
-  @AfterEach
-  void stop() {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @Test
   void the101stConcurrentWatchOnOneTlsConnectionIsRefused() throws Exception {

@@ -18,8 +18,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,6 +67,7 @@ class KubectlTest {
 
   @TempDir
   Path dir;
+  @AutoClose
   private EmbeddedApiServer server;
   private Path kubeconfig;
 
@@ -75,13 +76,6 @@ class KubectlTest {
     Assumptions.assumeTrue(KUBECTL.isPresent(), "kubectl is not on the PATH: skipping the kubectl test");
     server = EmbeddedApiServer.builder().tls().build().start();
     kubeconfig = server.writeKubeconfig(dir.resolve("kubeconfig"));
-  }
-
-  @AfterEach
-  void stop() {
-    if (server != null) {
-      server.close();
-    }
   }
 
   private record Result(int exit, String out, String err) {

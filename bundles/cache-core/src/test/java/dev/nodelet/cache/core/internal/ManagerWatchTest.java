@@ -70,6 +70,12 @@ class ManagerWatchTest {
         .endVolume().endSpec().build();
   }
 
+  /** Pod {@code uid} references ConfigMap {@code name} and a get observes it, which adds it to the watched set. */
+  private void referenceAndGet(String uid, String name) {
+    manager.registerPod(pod(uid, name));
+    manager.get("ns", name);
+  }
+
   /**
    * The events the watch holds now, as "TYPE name@resourceVersion" with the object's version (the event's is the
    * cache's revision, which starts above the embedded server's first versions).
@@ -129,8 +135,7 @@ class ManagerWatchTest {
 
   @Test
   void watchesSurviveStrategyChanges() throws InterruptedException {
-    manager.registerPod(pod("u1", "a"));
-    manager.get("ns", "a");
+    referenceAndGet("u1", "a");
     assertThat(events()).hasSize(1);
 
     // a strategy whose stores report nothing (it only has the one-argument createStore): quiet, but open
@@ -148,10 +153,8 @@ class ManagerWatchTest {
 
   @Test
   void statisticsCountWatchersInitialEventsAndQueuedEvents() throws InterruptedException {
-    manager.registerPod(pod("u1", "a"));
-    manager.registerPod(pod("u2", "b"));
-    manager.get("ns", "a");
-    manager.get("ns", "b");
+    referenceAndGet("u1", "a");
+    referenceAndGet("u2", "b");
     // the first watch holds ADDED a and ADDED b, the second the same two as initial events
     try (Watch<ConfigMap> initial = manager.watch(WatchOptions.<ConfigMap>builder().sendInitialEvents(true)
         .build())) {
@@ -166,8 +169,7 @@ class ManagerWatchTest {
 
   @Test
   void closingEndsEveryWatchAndLeavesNoThread() throws InterruptedException {
-    manager.registerPod(pod("u1", "a"));
-    manager.get("ns", "a");
+    referenceAndGet("u1", "a");
     manager.unregisterPod(pod("u1", "a")); // starts the removal thread
     assertThat(watch.poll(WAIT)).isNotNull();
     assertThat(watch.poll(WAIT)).extracting(WatchEvent::type).isEqualTo(WatchEvent.Type.DELETED);

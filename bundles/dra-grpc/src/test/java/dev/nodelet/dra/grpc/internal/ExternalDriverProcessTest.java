@@ -42,8 +42,7 @@ class ExternalDriverProcessTest {
 
   @Test
   void aKilledDriverIsRetriedWithBackoffAndItsRestartCausesNoSliceChurn() throws Exception {
-    Path registry = ExampleProcesses.registry(temp);
-    Path plugins = temp.resolve("plugins");
+    ExampleProcesses.Folders folders = ExampleProcesses.folders(temp);
     // a short monitor backoff keeps the test fast; the grace period is the default 30 s
     ControllerOptions options = new ControllerOptions(Duration.ofSeconds(30), Duration.ofMillis(5),
         Duration.ofSeconds(1), 10, 100, Duration.ofMillis(100), Duration.ofMillis(400), 1.0, Duration.ZERO, 128);
@@ -55,7 +54,7 @@ class ExternalDriverProcessTest {
       try (NodeResources controller = NodeResources.builder(client, "node-a")
           .nodeUid(() -> Optional.of(uid)).options(options).build();
           Transport transport = new Transport(1);
-          RegistrationWatcher watcher = new RegistrationWatcher(registry, Duration.ofMillis(20),
+          RegistrationWatcher watcher = new RegistrationWatcher(folders.registry(), Duration.ofMillis(20),
               new Registrar(transport, Duration.ofSeconds(2)), (driver, socket) -> {
                 DraDriver recorded = recorder.wrap(driver);
                 controller.addDriver(recorded);
@@ -64,7 +63,7 @@ class ExternalDriverProcessTest {
         controller.start();
         watcher.start();
 
-        Process first = startDriver(registry, plugins, 3);
+        Process first = startDriver(folders, 3);
         await().until(() -> devices(client) == 3);
         ResourceSlice slice = client.resources(ResourceSlice.class).list().getItems().get(0);
         assertThat(slice.getSpec().getDriver()).isEqualTo(DRIVER);
@@ -84,12 +83,12 @@ class ExternalDriverProcessTest {
         first.destroyForcibly().waitFor();
         await().until(() -> recorder.retryableFailures.size() >= 3);
         assertThat(recorder.retryableFailures.get(0)).contains("ListAndWatchResources of DRA driver " + DRIVER
-            + " on " + plugins.resolve(DRIVER).resolve("dra.sock") + " failed: UNAVAILABLE");
+            + " on " + folders.plugins().resolve(DRIVER).resolve("dra.sock") + " failed: UNAVAILABLE");
         assertThat(recorder.nonRetryableFailures).isEmpty();
 
         // restarted within the grace period with the same devices: registered again, not a single write
         int snapshotsBefore = recorder.snapshots.get();
-        startDriver(registry, plugins, 5);
+        startDriver(folders, 5);
         await().until(() -> recorder.snapshots.get() > snapshotsBefore);
         await().during(Duration.ofMillis(500)).until(() -> sliceWrites(server).isEmpty());
         assertThat(devices(client)).isEqualTo(5);
@@ -98,10 +97,9 @@ class ExternalDriverProcessTest {
     }
   }
 
-  private Process startDriver(Path registry, Path plugins, int devices) throws IOException {
+  private Process startDriver(ExampleProcesses.Folders folders, int devices) throws IOException {
     return drivers.start(ProcessBuilder.Redirect.INHERIT, "dev.nodelet.examples.externaldriver.ExternalDriver",
-        "--registry", registry.toString(), "--plugins", plugins.toString(), "--name", DRIVER,
-        "--devices", String.valueOf(devices));
+        folders.args(DRIVER, "--devices", String.valueOf(devices)));
   }
 
   private static int devices(KubernetesClient client) {

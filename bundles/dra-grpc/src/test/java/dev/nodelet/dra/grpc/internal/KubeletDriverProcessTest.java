@@ -45,22 +45,21 @@ class KubeletDriverProcessTest {
 
   @Test
   void aKubeletDriverPreparesAndReportsHealthAndAKilledDriversUnprepareWaitsForItsRestart() throws Exception {
-    Path registry = ExampleProcesses.registry(temp);
-    Path plugins = temp.resolve("plugins");
+    ExampleProcesses.Folders folders = ExampleProcesses.folders(temp);
     Path log = temp.resolve("driver.log");
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
         KubernetesClient client = server.newClient();
         ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(temp.resolve("state"))
             .retry(Duration.ofMillis(100), Duration.ofMillis(500)).healthRetry(Duration.ofMillis(200)).build();
         Transport transport = new Transport(1);
-        RegistrationWatcher watcher = new RegistrationWatcher(registry, Duration.ofMillis(20),
+        RegistrationWatcher watcher = new RegistrationWatcher(folders.registry(), Duration.ofMillis(20),
             new Registrar(transport, Duration.ofSeconds(20)), (driver, socket) -> {
               manager.addDriver(driver);
               return () -> manager.removeDriver(driver);
             })) {
       manager.start();
       watcher.start();
-      Process first = startDriver(server, registry, plugins, log);
+      Process first = startDriver(server, folders, log);
 
       // like a real driver, it publishes its own slice
       await().atMost(Duration.ofSeconds(30)).until(() -> client.resources(ResourceSlice.class).list().getItems()
@@ -81,7 +80,7 @@ class KubeletDriverProcessTest {
           .orElse("").contains("unpreparing with DRA driver " + DRIVER + " failed"));
       assertThat(info(manager).state()).isEqualTo(ClaimInfo.State.UNPREPARING);
 
-      startDriver(server, registry, plugins, log);
+      startDriver(server, folders, log);
       await().atMost(Duration.ofSeconds(30)).until(() -> manager.claims().isEmpty());
       // unprepare is idempotent: a call that outlived its deadline on a busy machine is repeated, as the kubelet does
       List<String> calls = Files.readAllLines(log).stream()
@@ -125,9 +124,10 @@ class KubeletDriverProcessTest {
         .findFirst().orElse(null);
   }
 
-  private Process startDriver(EmbeddedApiServer server, Path registry, Path plugins, Path log) throws IOException {
+  private Process startDriver(EmbeddedApiServer server, ExampleProcesses.Folders folders, Path log)
+      throws IOException {
     return drivers.start(ProcessBuilder.Redirect.appendTo(log.toFile()),
-        "dev.nodelet.examples.kubeletdriver.KubeletDriver", "--server", server.url(), "--node", NODE,
-        "--registry", registry.toString(), "--plugins", plugins.toString(), "--name", DRIVER, "--devices", "2");
+        "dev.nodelet.examples.kubeletdriver.KubeletDriver",
+        folders.args(DRIVER, "--devices", "2", "--server", server.url(), "--node", NODE));
   }
 }

@@ -9,8 +9,10 @@ import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import dev.nodelet.dra.grpc.v1.DeviceAttribute;
 import dev.nodelet.dra.grpc.v1.ListAndWatchResourcesResponse;
+import dev.nodelet.testing.process.Descriptors;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.grpc.BindableService;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,6 +57,11 @@ class RegistrationWatcherTest {
     return folders.closeLater(resource);
   }
 
+  /** A fake driver registered as {@code name}, serving {@code endpointServices}; closed after the test. */
+  private FakeDriver register(String name, BindableService... endpointServices) {
+    return closeLater(FakeDriver.of(registry, plugins, name, endpointServices));
+  }
+
   private RecordingListener subscribe(FakeDriver driver) {
     RecordingListener listener = new RecordingListener();
     closeLater(folders.registered(driver).subscribe(listener));
@@ -64,8 +71,7 @@ class RegistrationWatcherTest {
   @Test
   void aDriverRegistersAndItsSnapshotsArriveAsPoolsOfV1Devices() throws Exception {
     startWatcher();
-    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "gpu.example.com",
-        Snapshots.sending(Snapshots.devices("node-a", 2))));
+    FakeDriver driver = register("gpu.example.com", Snapshots.sending(Snapshots.devices("node-a", 2)));
 
     RecordingListener listener = subscribe(driver);
 
@@ -93,7 +99,7 @@ class RegistrationWatcherTest {
   @Test
   void aDriverWithoutListAndWatchResourcesIsNotRetried() throws Exception {
     startWatcher();
-    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "none.example.com"));
+    FakeDriver driver = register("none.example.com");
 
     RecordingListener listener = subscribe(driver);
 
@@ -106,8 +112,7 @@ class RegistrationWatcherTest {
   @Test
   void aCleanEndOfTheStreamIsCompletionAfterTheSnapshot() throws Exception {
     startWatcher();
-    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "once.example.com",
-        Snapshots.sendingOnce(Snapshots.devices("pool", 1))));
+    FakeDriver driver = register("once.example.com", Snapshots.sendingOnce(Snapshots.devices("pool", 1)));
 
     RecordingListener listener = subscribe(driver);
 
@@ -119,16 +124,14 @@ class RegistrationWatcherTest {
   @Test
   void aMalformedMessageIsAClearRetryableErrorAndOtherDriversCarryOn() throws Exception {
     startWatcher();
-    FakeDriver good = closeLater(FakeDriver.of(registry, plugins, "good.example.com",
-        Snapshots.sending(Snapshots.devices("pool", 1))));
+    FakeDriver good = register("good.example.com", Snapshots.sending(Snapshots.devices("pool", 1)));
     FakeDriver garbage = closeLater(new FakeDriver(registry.resolve("garbage-reg.sock"),
         plugins.resolve("garbage.sock"), FakeDriver.info("garbage.example.com", plugins.resolve("garbage.sock")),
         "rw-------", "rw-------", Snapshots.sendingBytes(new byte[] {0x0a, 0x05, 0x01})));
     ListAndWatchResourcesResponse noValue = ListAndWatchResourcesResponse.newBuilder().addPools(
         dev.nodelet.dra.grpc.v1.Pool.newBuilder().setName("pool").addDevices(dev.nodelet.dra.grpc.v1.Device
             .newBuilder().setName("dev-0").putAttributes("model", DeviceAttribute.getDefaultInstance()))).build();
-    FakeDriver empty = closeLater(FakeDriver.of(registry, plugins, "empty.example.com",
-        Snapshots.sending(noValue)));
+    FakeDriver empty = register("empty.example.com", Snapshots.sending(noValue));
 
     RecordingListener goodListener = subscribe(good);
     RecordingListener garbageListener = subscribe(garbage);
@@ -153,7 +156,7 @@ class RegistrationWatcherTest {
   void looseModesAreRefusedUntilFixed() throws Exception {
     Files.setPosixFilePermissions(registry, PosixFilePermissions.fromString("rwxr-xr-x"));
     startWatcher();
-    FakeDriver looseFolder = closeLater(FakeDriver.of(registry, plugins, "a.example.com"));
+    FakeDriver looseFolder = register("a.example.com");
     FakeDriver looseSocket = closeLater(new FakeDriver(registry.resolve("b-reg.sock"), plugins.resolve("b.sock"),
         FakeDriver.info("b.example.com", plugins.resolve("b.sock")), "rw-rw-rw-", "rw-------"));
     FakeDriver looseEndpoint = closeLater(new FakeDriver(registry.resolve("c-reg.sock"), plugins.resolve("c.sock"),
@@ -211,8 +214,7 @@ class RegistrationWatcherTest {
   void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
     folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20), Duration.ofMillis(500),
         new Registrar(folders.transport, Duration.ofSeconds(2)), folders.publisher()));
-    FakeDriver driver = closeLater(FakeDriver.of(registry, plugins, "gpu.example.com",
-        Snapshots.sending(Snapshots.devices("pool", 1))));
+    FakeDriver driver = register("gpu.example.com", Snapshots.sending(Snapshots.devices("pool", 1)));
     RecordingListener listener = subscribe(driver);
     await().until(() -> listener.snapshots.size() == 1);
     RegisteredDriver registered = published.get(driver.registrationSocket);
@@ -230,7 +232,7 @@ class RegistrationWatcherTest {
 
   @Test
   void closingLeavesNoThreadSocketOrRegistrationBehind() throws Exception {
-    long socketsBefore = openSockets();
+    long socketsBefore = Descriptors.sockets();
     FakeDriver driver = FakeDriver.of(registry, plugins, "gpu.example.com",
         Snapshots.sending(Snapshots.devices("pool", 1)));
     List<Subscription> subscriptions = new ArrayList<>();
@@ -255,18 +257,7 @@ class RegistrationWatcherTest {
     assertThat(published).isEmpty();
     await().until(() -> Thread.getAllStackTraces().keySet().stream()
         .noneMatch(t -> t.getName().startsWith(Transport.THREAD_PREFIX) || t.getName().startsWith("grpc-")));
-    await().until(() -> openSockets() == socketsBefore);
+    await().until(() -> Descriptors.sockets() == socketsBefore);
   }
 
-  private static long openSockets() throws IOException {
-    try (var fds = Files.list(Path.of("/proc/self/fd"))) {
-      return fds.filter(fd -> {
-        try {
-          return Files.readSymbolicLink(fd).toString().startsWith("socket:");
-        } catch (IOException e) {
-          return false; // closed while listing
-        }
-      }).count();
-    }
-  }
 }

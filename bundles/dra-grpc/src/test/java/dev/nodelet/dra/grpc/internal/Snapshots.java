@@ -38,23 +38,23 @@ final class Snapshots {
 
   /** Sends the snapshot and keeps the stream open, like a driver waiting for changes. */
   static DRAPluginGrpc.DRAPluginImplBase sending(ListAndWatchResourcesResponse snapshot) {
-    return new DRAPluginGrpc.DRAPluginImplBase() {
-      @Override
-      public void listAndWatchResources(ListAndWatchResourcesRequest request,
-          StreamObserver<ListAndWatchResourcesResponse> response) {
-        response.onNext(snapshot);
-      }
-    };
+    return serving(snapshot, false);
   }
 
   /** Sends the snapshot and ends the stream, like a driver whose devices never change. */
   static DRAPluginGrpc.DRAPluginImplBase sendingOnce(ListAndWatchResourcesResponse snapshot) {
+    return serving(snapshot, true);
+  }
+
+  private static DRAPluginGrpc.DRAPluginImplBase serving(ListAndWatchResourcesResponse snapshot, boolean end) {
     return new DRAPluginGrpc.DRAPluginImplBase() {
       @Override
       public void listAndWatchResources(ListAndWatchResourcesRequest request,
           StreamObserver<ListAndWatchResourcesResponse> response) {
         response.onNext(snapshot);
-        response.onCompleted();
+        if (end) {
+          response.onCompleted();
+        }
       }
     };
   }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.kube.KubeClients;
+import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.FaultHarness;
@@ -127,11 +128,7 @@ class TtlApiServerFaultsTest {
 
   @Test
   void anUnreachableApiServerNeitherBlocksRegistrationNorHangsAGetAndIsUsedOnceItAppears() {
-    int port = FaultHarness.unusedPort();
-    KubernetesClient client = faults.nodeletClient(port);
-    SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
-    manager.useStrategy("ttl", strategy(client));
-    FaultHarness.Outage outage = faults.unreachableUntilItAppears(manager, port, NO_WAITING, WAIT,
+    FaultHarness.Outage outage = faults.unreachableUntilItAppears(this::manager, NO_WAITING, WAIT,
         (name, failure) -> {
           // nothing cached: the first attempt's error is the answer, naming the object and why (fabric8's own message
           // is "An error has occurred.")
@@ -140,5 +137,12 @@ class TtlApiServerFaultsTest {
                   + "unreachable (java.net.ConnectException");
         });
     LOG.info("TTL store, API server unreachable, {} objects: {}", OBJECTS, outage);
+  }
+
+  /** A ConfigMap manager on the ttl strategy over {@code client}, closed with the harness. */
+  private ObjectManager<ConfigMap> manager(KubernetesClient client) {
+    SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
+    manager.useStrategy("ttl", strategy(client));
+    return manager;
   }
 }

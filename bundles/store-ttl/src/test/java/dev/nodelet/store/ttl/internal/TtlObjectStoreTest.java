@@ -83,6 +83,12 @@ class TtlObjectStoreTest {
     return put(server, name, value);
   }
 
+  /** Creates or updates ConfigMap {@code name} and has pod-1 reference it, as a pod's registration does. */
+  private void putReferenced(String name, String value) {
+    put(name, value);
+    store.addReference("ns", name, "pod-1");
+  }
+
   private String value(String name) {
     return store.get("ns", name).getData().get("k");
   }
@@ -93,8 +99,7 @@ class TtlObjectStoreTest {
 
   @Test
   void referencesAreCountedAndNeverGoNegative() {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     store.addReference("ns", "a", "pod-2");
     store.deleteReference("ns", "a", "pod-1");
     assertThat(value("a")).isEqualTo("1");
@@ -111,8 +116,7 @@ class TtlObjectStoreTest {
 
   @Test
   void aCopyIsFreshStrictlyBeforeItsTtlEnds() {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     assertThat(value("a")).isEqualTo("1");
     put("a", "2");
     clock.advance(TTL.minusMillis(1));
@@ -125,8 +129,7 @@ class TtlObjectStoreTest {
 
   @Test
   void aRefetchAsksTheApiServerCacheAndAnAddedReferenceInvalidates() {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     value("a");
     clock.advance(TTL);
     value("a");
@@ -138,8 +141,7 @@ class TtlObjectStoreTest {
 
   @Test
   void notFoundReplacesTheCopyAndIsAskedAgainOnEveryGet() {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     assertThat(value("a")).isEqualTo("1");
     client.configMaps().inNamespace("ns").withName("a").delete();
     clock.advance(TTL);
@@ -177,8 +179,7 @@ class TtlObjectStoreTest {
 
   @Test
   void aTransientErrorKeepsTheOldCopyStale() {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     assertThat(value("a")).isEqualTo("1");
     put("a", "2");
     clock.advance(TTL);
@@ -191,8 +192,7 @@ class TtlObjectStoreTest {
 
   @Test
   void aTransientErrorWithNothingCachedIsReturnedAndNotCached() {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     server.failNext(Verb.GET, "configmaps", 1, 503);
     assertThatThrownBy(() -> store.get("ns", "a"))
         .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(503));
@@ -233,8 +233,7 @@ class TtlObjectStoreTest {
 
   @Test
   void getsOfOneObjectAreSerialised() throws Exception {
-    put("a", "1");
-    store.addReference("ns", "a", "pod-1");
+    putReferenced("a", "1");
     server.delayResponses(Duration.ofMillis(300));
     ExecutorService pool = Executors.newFixedThreadPool(4);
     try {

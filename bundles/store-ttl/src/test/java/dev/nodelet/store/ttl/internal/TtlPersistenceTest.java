@@ -233,20 +233,18 @@ class TtlPersistenceTest {
         .contains("persistence.restored.grace.seconds: must be between 1 and 86400");
   }
 
-  @Test
-  void anotherDirectoryClosesTheOneBeforeAndTheNewStoresWriteToTheNewOne() {
-    Path before = dir.resolve("before");
-    Path after = dir.resolve("after");
+  /**
+   * Activates the component with {@code properties} and fetches ConfigMap a through a store, then reconfigures it
+   * with {@code changed} and fetches b through a new store; closes both stores and deactivates the component.
+   */
+  private void fetchAThenReconfigureAndFetchB(Map<String, Object> properties, Map<String, Object> changed) {
     TtlStrategyComponent component = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node,
-        config(Map.of(
-        "persistence.dir", before.toString(), "persistence.key.file", keyFile.toString(),
-        "use.node.ttl.annotation", false)), Map.of());
+        config(properties), Map.of());
     try {
       ObjectStore<ConfigMap> first = component.createStore(ResourceType.CONFIG_MAPS);
       first.addReference("ns", "a", "pod-1");
       assertThat(data(first.get("ns", "a"))).isEqualTo("a-1");
-      component.modified(config(Map.of("persistence.dir", after.toString(),
-          "persistence.key.file", keyFile.toString(), "use.node.ttl.annotation", false)), Map.of());
+      component.modified(config(changed), Map.of());
       ObjectStore<ConfigMap> next = component.createStore(ResourceType.CONFIG_MAPS);
       next.addReference("ns", "b", "pod-1");
       assertThat(data(next.get("ns", "b"))).isEqualTo("b-1");
@@ -255,6 +253,16 @@ class TtlPersistenceTest {
     } finally {
       component.deactivate();
     }
+  }
+
+  @Test
+  void anotherDirectoryClosesTheOneBeforeAndTheNewStoresWriteToTheNewOne() {
+    Path before = dir.resolve("before");
+    Path after = dir.resolve("after");
+    fetchAThenReconfigureAndFetchB(Map.of("persistence.dir", before.toString(),
+        "persistence.key.file", keyFile.toString(), "use.node.ttl.annotation", false),
+        Map.of("persistence.dir", after.toString(), "persistence.key.file", keyFile.toString(),
+            "use.node.ttl.annotation", false));
     // both directories are closed (a file still open would be refused as in use) and each holds what its stores
     // fetched
     for (Map.Entry<Path, String> expected : Map.of(before, "a", after, "b").entrySet()) {
@@ -270,24 +278,10 @@ class TtlPersistenceTest {
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,
         "use.node.ttl.annotation", false);
-    TtlStrategyComponent first = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node,
-        config(properties), Map.of());
-    try {
-      ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
-      store.addReference("ns", "a", "pod-1");
-      assertThat(data(store.get("ns", "a"))).isEqualTo("a-1");
-      // a change that keeps the persistence keys: the new stores share the open directory with the old ones
-      first.modified(config(Map.of("persistence.dir", dir.resolve("store").toString(),
-          "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,
-          "use.node.ttl.annotation", false, "default.ttl.seconds", 120)), Map.of());
-      ObjectStore<ConfigMap> next = first.createStore(ResourceType.CONFIG_MAPS);
-      next.addReference("ns", "b", "pod-1");
-      assertThat(data(next.get("ns", "b"))).isEqualTo("b-1");
-      store.close();
-      next.close();
-    } finally {
-      first.deactivate();
-    }
+    // a change that keeps the persistence keys: the new stores share the open directory with the old ones
+    fetchAThenReconfigureAndFetchB(properties, Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", keyFile.toString(), "persistence.encrypt.configmaps", true,
+        "use.node.ttl.annotation", false, "default.ttl.seconds", 120));
 
     api.server().stop();
     TtlStrategyComponent second = new TtlStrategyComponent(new RecordingPublisher(), api.client(), node,

@@ -14,7 +14,6 @@ import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Instant;
@@ -44,8 +43,7 @@ class TtlStrategyComponentTest {
   void start() {
     api.client().nodes().resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build())
         .create();
-    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
-        .endMetadata().addToData("k", "1").build()).create();
+    api.createConfigMap("ns", "a", Map.of("k", "1"));
     component = new TtlStrategyComponent(registry, api.client(), node, config(Map.of("default.ttl.seconds", 3600)),
         Map.of("default.ttl.seconds", 3600));
   }

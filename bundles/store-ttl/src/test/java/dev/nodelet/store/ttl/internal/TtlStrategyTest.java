@@ -14,12 +14,10 @@ import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.osgi.util.converter.Converters;
@@ -31,13 +29,7 @@ class TtlStrategyTest {
 
   private final MutableClock clock = new MutableClock();
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-
-  @BeforeEach
-  void start() {
-    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
-        .endMetadata().addToData("k", "1").build()).create();
-  }
+  final ApiServerExtension api = new ApiServerExtension().withConfigMap("ns", "a", Map.of("k", "1"));
 
   private void annotateNode(String value) {
     NodeBuilder node = new NodeBuilder().withNewMetadata().withName("node-1").endMetadata();

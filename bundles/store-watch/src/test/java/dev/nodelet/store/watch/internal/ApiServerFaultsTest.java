@@ -11,6 +11,7 @@ import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.kube.KubeClients;
 import dev.nodelet.objectcache.CacheSyncException;
+import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.testing.FaultHarness;
@@ -220,11 +221,7 @@ class ApiServerFaultsTest {
 
   @Test
   void anUnreachableApiServerNeitherBlocksRegistrationNorHangsAGetAndIsUsedOnceItAppears() {
-    int port = FaultHarness.unusedPort();
-    KubernetesClient client = faults.nodeletClient(port);
-    SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
-    manager.useStrategy("watch", strategy(client));
-    FaultHarness.Outage outage = faults.unreachableUntilItAppears(manager, port, NO_WAITING, WAIT,
+    FaultHarness.Outage outage = faults.unreachableUntilItAppears(this::manager, NO_WAITING, WAIT,
         (name, failure) -> {
           // a get waits out the sync bound (1 s), not a client's retries, and fails with the first attempt's error
           assertThat(failure).isInstanceOf(CacheSyncException.class)
@@ -365,5 +362,12 @@ class ApiServerFaultsTest {
     Set<Long> of(String name) {
       return heard.getOrDefault(name, Set.of());
     }
+  }
+
+  /** A ConfigMap manager on the watch strategy over {@code client}, closed with the harness. */
+  private ObjectManager<ConfigMap> manager(KubernetesClient client) {
+    SwitchableObjectManager<ConfigMap> manager = faults.closeLater(ObjectManagers.configMaps(client).build());
+    manager.useStrategy("watch", strategy(client));
+    return manager;
   }
 }

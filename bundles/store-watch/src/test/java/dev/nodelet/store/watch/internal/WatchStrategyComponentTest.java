@@ -1,5 +1,6 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.store.watch.internal.WatchComponentExtension.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -10,44 +11,25 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
+import dev.nodelet.testing.process.Descriptors;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 class WatchStrategyComponentTest {
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
-
-  @AfterEach
-  void closeReflectors() {
-    reflectors.close();
-  }
-
-  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
-    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
-  }
-
-  /** What a component activated with the configuration waits for (its health check). */
-  private String waits(Map<String, Object> properties) {
-    return RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(properties), Map.of()), WatchStrategyComponent::deactivate);
-  }
+  final WatchComponentExtension ds = new WatchComponentExtension();
+  private final ApiServerExtension api = ds.api();
 
   private static boolean sweepThreadAlive() {
     return Thread.getAllStackTraces().keySet().stream()
@@ -60,8 +42,7 @@ class WatchStrategyComponentTest {
         .withName("s").endMetadata().addToData("password", "aHVudGVyMg==").build()).create();
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-        reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+    WatchStrategyComponent component = ds.activate(Map.of());
     ObjectStore<Secret> secrets = component.createStore(ResourceType.SECRETS);
     secrets.addReference("ns", "s", "pod-1");
     component.createStore(ResourceType.CONFIG_MAPS).addReference("ns", "c", "pod-1");
@@ -88,11 +69,10 @@ class WatchStrategyComponentTest {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
           .endMetadata().build()).create();
     }
-    long socketsBefore = sockets();
+    long socketsBefore = Descriptors.sockets();
     long selectorsBefore = threads("HttpClient-").count();
     for (int i = 0; i < 100; i++) {
-      WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-          reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+      WatchStrategyComponent component = ds.activate(Map.of());
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       store.addReference("ns", "a", "pod-1");
       store.addReference("ns", "b", "pod-1");
@@ -104,7 +84,7 @@ class WatchStrategyComponentTest {
     // idle connections close, and the selector threads end, with the garbage collector
     await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
       System.gc();
-      return sockets() <= socketsBefore && threads("HttpClient-").count() <= selectorsBefore;
+      return Descriptors.sockets() <= socketsBefore && threads("HttpClient-").count() <= selectorsBefore;
     });
   }
 
@@ -113,26 +93,13 @@ class WatchStrategyComponentTest {
         .filter(n -> n.startsWith(prefix));
   }
 
-  /** The sockets this JVM holds open, the embedded server's included. */
-  private static long sockets() throws IOException {
-    try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-      return fds.filter(fd -> {
-        try {
-          return Files.readSymbolicLink(fd).toString().startsWith("socket:");
-        } catch (IOException e) {
-          return false; // closed while listing
-        }
-      }).count();
-    }
-  }
 
   @Test
   void anInvalidFirstConfigurationRegistersNoStrategyAndHoldsReadinessUntilAValidOne() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().addToData("k", "v").build()).create();
     RecordingPublisher registry = new RecordingPublisher();
-    WatchStrategyComponent component = new WatchStrategyComponent(registry, api.client(), reflectors.get(),
-        new TestNode(), config(Map.of("sync.wait.millis", 0)), Map.of());
+    WatchStrategyComponent component = ds.activate(registry, Map.of("sync.wait.millis", 0));
     try {
       assertThat(registry.health()).isEqualTo("CRITICAL the watch store strategy waits for a valid configuration"
           + " dev.nodelet.store.watch: sync.wait.millis: must be between 1 and 600000 milliseconds, was 0; correct"
@@ -156,7 +123,7 @@ class WatchStrategyComponentTest {
 
   @Test
   void aBadValueIsNamed() {
-    assertThat(waits(Map.of("resync.interval.seconds", 0)))
+    assertThat(ds.waits(Map.of("resync.interval.seconds", 0)))
         .contains("resync.interval.seconds: must be between 1 and 86400 seconds, was 0");
   }
 
@@ -174,8 +141,7 @@ class WatchStrategyComponentTest {
   void aStoreTellsItsLastAccess() {
     api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("c")
         .endMetadata().build()).create();
-    WatchStrategyComponent component = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-        reflectors.get(), new TestNode(), config(Map.of()), Map.of());
+    WatchStrategyComponent component = ds.activate(Map.of());
     try {
       ObjectStore<ConfigMap> store = component.createStore(ResourceType.CONFIG_MAPS);
       assertThat(store.lastAccess("ns", "c")).isEmpty();

@@ -1,8 +1,8 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.store.watch.internal.WatchComponentExtension.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
@@ -14,36 +14,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.osgi.util.converter.Converters;
 
 /** The {@code persistence.*} keys of the watch strategy's configuration. */
 class WatchStrategyPersistenceTest {
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
-
-  @AfterEach
-  void closeReflectors() {
-    reflectors.close();
-  }
+  final WatchComponentExtension ds = new WatchComponentExtension();
+  private final ApiServerExtension api = ds.api();
 
   @TempDir
   Path dir;
-
-  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
-    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
-  }
-
-  /** What a component activated with the configuration waits for (its health check). */
-  private String waits(Map<String, Object> properties) {
-    return RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(properties), Map.of()), WatchStrategyComponent::deactivate);
-  }
 
   private Path key(String mode) throws IOException {
     Path key = dir.resolve("key");
@@ -54,16 +37,15 @@ class WatchStrategyPersistenceTest {
 
   @Test
   void aDirectoryWithoutAKeyFileIsRefusedNamingTheKey() {
-    assertThat(waits(Map.of("persistence.dir", dir.resolve("store").toString())))
+    assertThat(ds.waits(Map.of("persistence.dir", dir.resolve("store").toString())))
         .contains("persistence.key.file: required");
   }
 
   @Test
   void aKeyFileOpenToOthersIsRefusedNamingTheFileAndChmod() throws IOException {
     Path key = key("rw-r--r--");
-    assertThat(waits(Map.of("persistence.dir", dir.resolve("store").toString(), "persistence.key.file",
-        key.toString())))
-        .contains("persistence.key.file: ")
+    assertThat(ds.waits(Map.of("persistence.dir", dir.resolve("store").toString(),
+        "persistence.key.file", key.toString()))).contains("persistence.key.file: ")
         .contains(key.toString()).contains("chmod 600");
   }
 
@@ -71,8 +53,7 @@ class WatchStrategyPersistenceTest {
   void restoredObjectsObeyTheWatchBudget() throws IOException {
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "max.watches", 2);
-    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-        reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent first = ds.activate(properties);
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     for (int i = 0; i < 5; i++) {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata()
@@ -89,8 +70,7 @@ class WatchStrategyPersistenceTest {
         .newSingleThreadScheduledExecutor();
     sampler.scheduleWithFixedDelay(() -> most.accumulateAndGet(api.server().openWatches("configmaps"), Math::max),
         0, 2, java.util.concurrent.TimeUnit.MILLISECONDS);
-    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-        reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent second = ds.activate(properties);
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
@@ -113,8 +93,7 @@ class WatchStrategyPersistenceTest {
         .endMetadata().addToData("k", "v").build()).create();
     Map<String, Object> properties = Map.of("persistence.dir", dir.resolve("store").toString(),
         "persistence.key.file", key("rw-------").toString(), "persistence.encrypt.configmaps", true);
-    WatchStrategyComponent first = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-        reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent first = ds.activate(properties);
     ObjectStore<ConfigMap> store = first.createStore(ResourceType.CONFIG_MAPS);
     store.addReference("ns", "c", "pod-1");
     assertThat(store.get("ns", "c").getData()).containsEntry("k", "v");
@@ -131,8 +110,7 @@ class WatchStrategyPersistenceTest {
         .containsExactlyInAnyOrder("configmaps.mv");
 
     api.server().stop();
-    WatchStrategyComponent second = new WatchStrategyComponent(new RecordingPublisher(), api.client(),
-        reflectors.get(), new TestNode(), config(properties), Map.of());
+    WatchStrategyComponent second = ds.activate(properties);
     try {
       ObjectStore<ConfigMap> restored = second.createStore(ResourceType.CONFIG_MAPS);
       assertThat(restored.get("ns", "c").getData()).containsEntry("k", "v");

@@ -1,12 +1,12 @@
 package dev.nodelet.store.watch.internal;
 
+import static dev.nodelet.store.watch.internal.WatchComponentExtension.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
-import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.store.watch.WatchStoreStrategy;
@@ -19,7 +19,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.osgi.util.converter.Converters;
 
 /**
  * Configuration of the watch strategy component, with a ConfigMap manager that takes a fresh store of it whenever
@@ -32,22 +31,15 @@ class WatchStrategyReconfigurationTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
 
   @RegisterExtension
-  final ApiServerExtension api = new ApiServerExtension();
-  private final TestReflectors reflectors = new TestReflectors(() -> api.client());
-
-  @AfterEach
-  void closeReflectors() {
-    reflectors.close();
-  }
+  final WatchComponentExtension ds = new WatchComponentExtension();
+  private final ApiServerExtension api = ds.api();
   private WatchStrategyComponent watch;
   private SwitchableObjectManager<ConfigMap> manager;
 
   @BeforeEach
   void start() {
-    api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName("a")
-        .endMetadata().addToData("k", "1").build()).create();
-    watch = new WatchStrategyComponent(new RecordingPublisher(), api.client(), reflectors.get(), new TestNode(),
-        config(Map.of()), Map.of());
+    api.createConfigMap("ns", "a", Map.of("k", "1"));
+    watch = ds.activate(Map.of());
     manager = ObjectManagers.configMaps(api.client()).build();
     manager.useStrategy("watch", watch); // as the managers' components do when the service binds
     manager.registerPod(new PodBuilder().withNewMetadata().withNamespace("ns").withName("p").withUid("u")
@@ -63,32 +55,22 @@ class WatchStrategyReconfigurationTest {
     watch.deactivate();
   }
 
-  private static WatchStrategyConfiguration config(Map<String, Object> properties) {
-    return Converters.standardConverter().convert(properties).to(WatchStrategyConfiguration.class);
-  }
-
-  /** What a component activated with the configuration waits for (its health check). */
-  private String waits(Map<String, Object> properties) {
-    return RecordingPublisher.waits(r -> new WatchStrategyComponent(r, api.client(), reflectors.get(), new TestNode(),
-        config(properties), Map.of()), WatchStrategyComponent::deactivate);
-  }
-
   @Test
   void anInvalidFirstValueWaitsNamingTheKey() {
-    assertThat(waits(Map.of("sync.wait.millis", 3_600_000)))
+    assertThat(ds.waits(Map.of("sync.wait.millis", 3_600_000)))
         .contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 3600000");
-    assertThat(waits(Map.of("resync.interval.seconds", "often")))
+    assertThat(ds.waits(Map.of("resync.interval.seconds", "often")))
         .contains("resync.interval.seconds: not a whole number of seconds");
-    assertThat(waits(Map.of("sync.wait.millis", 0)))
+    assertThat(ds.waits(Map.of("sync.wait.millis", 0)))
         .contains("sync.wait.millis: must be between 1 and 600000 milliseconds, was 0");
   }
 
   @Test
   void anInvalidWatchBudgetWaitsOrIsRefusedNamingTheKey() {
-    assertThat(waits(Map.of("max.watches", -1)))
+    assertThat(ds.waits(Map.of("max.watches", -1)))
         .contains("max.watches: must be between 0 and 1000000 watches, was -1");
-    assertThat(waits(Map.of("max.watches", "many"))).contains("max.watches: not a whole number of watches");
-    assertThat(waits(Map.of("polled.ttl.seconds", -5)))
+    assertThat(ds.waits(Map.of("max.watches", "many"))).contains("max.watches: not a whole number of watches");
+    assertThat(ds.waits(Map.of("polled.ttl.seconds", -5)))
         .contains("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
 
     WatchStoreStrategy first = watch.strategy();

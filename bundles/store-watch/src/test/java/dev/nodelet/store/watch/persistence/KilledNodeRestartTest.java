@@ -10,6 +10,7 @@ import dev.nodelet.objectcache.ObjectNotFoundException;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.objectcache.testing.Resources;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.persistence.PersistenceOptions;
 import dev.nodelet.persistence.StoredObject;
@@ -109,14 +110,9 @@ class KilledNodeRestartTest {
     long listsBefore = lists();
     // the first run listed each object once; the restarted one must not
     assertThat(listsBefore).isEqualTo(5);
-    // LIST then WATCH, as the first run: a sync would be a LIST the test counts
-    try (KubernetesClient client = nodeletClient();
-        ReflectorEngine reflectors = ReflectorEngine.builder(client).watchList(false).build();
-        Persistence persistence = Persistence.open(PersistenceOptions.of(store, NODE, key));
-        WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).reflectors(reflectors)
-            .persistence(persistence).build()) {
-      ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS);
-      ObjectStore<Secret> secrets = strategy.createStore(ResourceType.SECRETS);
+    try (RestartedNode restarted = new RestartedNode(store, key)) {
+      ObjectStore<ConfigMap> configMaps = restarted.strategy.createStore(ResourceType.CONFIG_MAPS);
+      ObjectStore<Secret> secrets = restarted.strategy.createStore(ResourceType.SECRETS);
 
       // the API server is down: every stored object is served, marked as from disk
       for (String name : List.of("same", "changed", "deleted", "recreated")) {
@@ -177,13 +173,8 @@ class KilledNodeRestartTest {
     }
     // and the restarted node catches up by resuming
     long listsBefore = lists();
-    // LIST then WATCH, as the first run: a sync would be a LIST the test counts
-    try (KubernetesClient client = nodeletClient();
-        ReflectorEngine reflectors = ReflectorEngine.builder(client).watchList(false).build();
-        Persistence persistence = Persistence.open(PersistenceOptions.of(store, NODE, key));
-        WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).reflectors(reflectors)
-            .persistence(persistence).build()) {
-      ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS);
+    try (RestartedNode restarted = new RestartedNode(store, key)) {
+      ObjectStore<ConfigMap> configMaps = restarted.strategy.createStore(ResourceType.CONFIG_MAPS);
       await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
           assertThat(configMaps.get(NS, "burst").getData()).containsEntry("v", Integer.toString(updates)));
     }
@@ -208,13 +199,8 @@ class KilledNodeRestartTest {
     admin.configMaps().inNamespace(NS).withName("old").edit(c -> { c.getData().put("v", "v2"); return c; });
 
     long listsBefore = lists();
-    // LIST then WATCH, as the first run: a sync would be a LIST the test counts
-    try (KubernetesClient client = nodeletClient();
-        ReflectorEngine reflectors = ReflectorEngine.builder(client).watchList(false).build();
-        Persistence persistence = Persistence.open(PersistenceOptions.of(store, NODE, key));
-        WatchStoreStrategy strategy = WatchStoreStrategy.builder(client).reflectors(reflectors)
-            .persistence(persistence).build()) {
-      ObjectStore<ConfigMap> configMaps = strategy.createStore(ResourceType.CONFIG_MAPS);
+    try (RestartedNode restarted = new RestartedNode(store, key)) {
+      ObjectStore<ConfigMap> configMaps = restarted.strategy.createStore(ResourceType.CONFIG_MAPS);
       await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
         assertThat(configMaps.get(NS, "old").getData()).containsEntry("v", "v2");
         assertThat(configMaps.state(NS, "old")).contains(ObjectState.RUNNING);
@@ -223,9 +209,31 @@ class KilledNodeRestartTest {
     assertThat(lists() - listsBefore).isEqualTo(1);
   }
 
-  /** The node's client, as Nodelet builds it (over plain HTTP: HTTP/1.1, one connection per watch). */
-  private KubernetesClient nodeletClient() {
-    return KubeClients.builder().masterUrl(api.url()).build();
+  /** The killed node started again in this JVM over its store; closing it closes what it opened, the last first. */
+  private final class RestartedNode implements AutoCloseable {
+
+    private final Resources resources = new Resources();
+    final WatchStoreStrategy strategy;
+
+    RestartedNode(Path store, Path key) throws Exception {
+      try {
+        // the node's client, as Nodelet builds it (over plain HTTP: HTTP/1.1, one connection per watch)
+        KubernetesClient client = resources.closeLater(KubeClients.builder().masterUrl(api.url()).build());
+        // LIST then WATCH, as the first run: a sync would be a LIST the test counts
+        ReflectorEngine reflectors = resources.closeLater(ReflectorEngine.builder(client).watchList(false).build());
+        Persistence persistence = resources.closeLater(Persistence.open(PersistenceOptions.of(store, NODE, key)));
+        strategy = resources.closeLater(WatchStoreStrategy.builder(client).reflectors(reflectors)
+            .persistence(persistence).build());
+      } catch (Exception e) {
+        resources.close();
+        throw e;
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      resources.close();
+    }
   }
 
   private long lists() {

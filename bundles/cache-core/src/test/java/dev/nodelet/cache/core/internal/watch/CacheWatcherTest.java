@@ -38,6 +38,14 @@ class CacheWatcherTest {
         List.of(), start, bookmarkAfter);
   }
 
+  /** A watcher of capacity one that holds event 1 in its result and event 2 in its input: no room left. */
+  private CacheWatcher<ConfigMap> fullWatcher() {
+    CacheWatcher<ConfigMap> watcher = watcher(1, 0, 0);
+    watcher.add(added("a", 1));
+    watcher.add(added("a", 2));
+    return watcher;
+  }
+
   private static List<WatchEvent<ConfigMap>> drain(CacheWatcher<ConfigMap> watcher) throws InterruptedException {
     List<WatchEvent<ConfigMap>> events = new ArrayList<>();
     WatchEvent<ConfigMap> event;
@@ -96,9 +104,7 @@ class CacheWatcherTest {
 
   @Test
   void rule5_3_addWithoutTimerClosesAFullWatcherAtOnce() throws InterruptedException {
-    CacheWatcher<ConfigMap> watcher = watcher(1, 0, 0);
-    watcher.add(added("a", 1));
-    watcher.add(added("a", 2));
+    CacheWatcher<ConfigMap> watcher = fullWatcher();
 
     assertThat(watcher.add(added("a", 3))).isFalse();
 
@@ -110,9 +116,7 @@ class CacheWatcherTest {
 
   @Test
   void rule5_3_addWithTimerWaitsForRoom() throws InterruptedException {
-    CacheWatcher<ConfigMap> watcher = watcher(1, 0, 0);
-    watcher.add(added("a", 1));
-    watcher.add(added("a", 2));
+    CacheWatcher<ConfigMap> watcher = fullWatcher();
 
     CompletableFuture<Boolean> blocked = CompletableFuture.supplyAsync(
         () -> watcher.add(added("a", 3), System.nanoTime() + Duration.ofSeconds(30).toNanos()));
@@ -155,9 +159,7 @@ class CacheWatcherTest {
 
   @Test
   void rule5_5_firstStopWithDrainKeepsDeliveringTheInput() throws InterruptedException {
-    CacheWatcher<ConfigMap> watcher = watcher(1, 0, 0);
-    watcher.add(added("a", 1));
-    watcher.add(added("a", 2));
+    CacheWatcher<ConfigMap> watcher = fullWatcher();
 
     watcher.stop(true);
 
@@ -168,9 +170,7 @@ class CacheWatcherTest {
 
   @Test
   void rule5_5_laterStopWithoutDrainEndsDeliveryAndStopIsIdempotent() throws InterruptedException {
-    CacheWatcher<ConfigMap> watcher = watcher(1, 0, 0);
-    watcher.add(added("a", 1));
-    watcher.add(added("a", 2));
+    CacheWatcher<ConfigMap> watcher = fullWatcher();
     watcher.stop(true);
 
     watcher.stop(false);
