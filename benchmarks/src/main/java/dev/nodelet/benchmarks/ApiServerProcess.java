@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The embedded API server in a child JVM, so that the heap and threads of the measuring JVM are the client's alone.
@@ -237,7 +238,7 @@ final class ApiServerProcess implements AutoCloseable {
             answer = s.toString();
           }
           case "stop" -> {
-            server.stop();
+            stop(server);
             answer = "stopped";
           }
           case "start" -> {
@@ -273,6 +274,23 @@ final class ApiServerProcess implements AutoCloseable {
   }
 
   /** Reads the server's counters every {@value #SAMPLE_MILLIS} ms on a timer of its own. */
+  /**
+   * Stops the server, waiting longer than the server's own 10 s for each step: ending 5,000 watches on a loaded
+   * machine can take more. A step that timed out is asked again, which waits for the same close.
+   */
+  private static void stop(EmbeddedApiServer server) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        server.stop();
+        return;
+      } catch (IllegalStateException e) {
+        if (attempt == 6 || !(e.getCause() instanceof TimeoutException)) {
+          throw e;
+        }
+      }
+    }
+  }
+
   private static final class Sampler {
     private final EmbeddedApiServer server;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();

@@ -23,7 +23,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -62,6 +61,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.apache.commons.io.output.TeeOutputStream;
 import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Job;
@@ -179,6 +179,8 @@ public class FelixSecretsIT extends NodeletTestSupport {
     // started by the test, after it has wrapped System.out and System.err: Gogo keeps the streams it finds
     options.add(mavenBundle("org.apache.felix", "org.apache.felix.gogo.runtime",
         build.getProperty("felix.gogo.runtime.version")).noStart());
+    // the test's console tee (TeeOutputStream) runs inside the framework
+    options.add(mavenBundle("commons-io", "commons-io", build.getProperty("commons-io.version")));
     options.add(systemProperty(DIR_PROPERTY).value(dir.toString()));
     options.add(systemProperty(KUBECONFIG_PROPERTY).value(kubeconfig.toString()));
     options.add(systemProperty(CA_PROPERTY).value(Files.writeString(dir.resolve("ca.pem"), server.caCertificatePem())
@@ -723,8 +725,8 @@ public class FelixSecretsIT extends NodeletTestSupport {
     void teeConsole() {
       systemOut = System.out;
       systemErr = System.err;
-      System.setOut(new PrintStream(new Tee(systemOut, console), true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(new Tee(systemErr, console), true, StandardCharsets.UTF_8));
+      System.setOut(new PrintStream(new TeeOutputStream(systemOut, console), true, StandardCharsets.UTF_8));
+      System.setErr(new PrintStream(new TeeOutputStream(systemErr, console), true, StandardCharsets.UTF_8));
     }
 
     String console() {
@@ -803,38 +805,6 @@ public class FelixSecretsIT extends NodeletTestSupport {
           Files.writeString(dir.resolve(file.getKey() + ".txt"), file.getValue());
         }
       }
-    }
-  }
-
-  /** Writes to the console as before and to a buffer. */
-  private static final class Tee extends OutputStream {
-    private final OutputStream first;
-    private final ByteArrayOutputStream second;
-
-    Tee(OutputStream first, ByteArrayOutputStream second) {
-      this.first = first;
-      this.second = second;
-    }
-
-    @Override
-    public void write(int b) throws IOException {
-      first.write(b);
-      synchronized (second) {
-        second.write(b);
-      }
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      first.write(b, off, len);
-      synchronized (second) {
-        second.write(b, off, len);
-      }
-    }
-
-    @Override
-    public void flush() throws IOException {
-      first.flush();
     }
   }
 }

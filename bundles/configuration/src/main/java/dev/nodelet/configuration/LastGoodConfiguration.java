@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.felix.hc.api.HealthCheck;
@@ -38,11 +37,12 @@ public final class LastGoodConfiguration<C, S> {
   private final String pid;
   private final String component;
   private final Function<? super C, ? extends S> validate;
-  private final ServicePublisher publisher; // null: no health check, no services
+  private final ServicePublisher publisher;
   private final List<Service> services = new ArrayList<>(); // guarded by this
   private volatile S current; // null while waiting for a valid configuration
   private volatile String problem; // why it waits; null once a valid configuration came
   private ServicePublisher.Registration check; // guarded by this; registered while it waits
+  private String refused; // guarded by this; the error of the last configuration refused since one was applied
 
   /** A service of the component, registered once a valid configuration is in force. */
   private static final class Service {
@@ -67,25 +67,9 @@ public final class LastGoodConfiguration<C, S> {
   }
 
   /**
-   * For a component whose other services say that it waits (the Kubernetes client: its own health checks report
-   * that there is no client). Every configuration, the first included, goes through {@link #offer}.
-   *
-   * @param pid the configuration PID, for messages
-   * @param component what the component is, for messages
-   * @param validate turns a configuration into settings; throws {@link IllegalArgumentException} naming the key
-   *     that is wrong and why
-   * @param <C> the configuration type
-   * @param <S> the settings type
-   * @return the helper, holding no settings yet
-   */
-  public static <C, S> LastGoodConfiguration<C, S> waiting(String pid, String component,
-      Function<? super C, ? extends S> validate) {
-    return new LastGoodConfiguration<>(pid, component, validate, null);
-  }
-
-  /**
-   * For a component that reports its waiting through a health check and registers its services itself, once its
-   * settings are in force. Every configuration, the first included, goes through {@link #apply}.
+   * Takes a component's configuration: it reports its waiting through a health check and registers its services
+   * (see {@link #publishing}) once its settings are in force. Every configuration, the first included, goes through
+   * {@link #apply}.
    *
    * @param pid the configuration PID, for messages and the health check's name
    * @param component what the component is, for messages
@@ -113,9 +97,6 @@ public final class LastGoodConfiguration<C, S> {
    */
   public synchronized LastGoodConfiguration<C, S> publishing(Object service, Map<String, ?> properties,
       Class<?>... classes) {
-    if (publisher == null) {
-      throw new IllegalStateException("Configuration " + pid + ": services need a publisher (see waiting)");
-    }
     services.add(new Service(Arrays.stream(classes).map(Class::getName).toList(), service,
         Map.copyOf(properties)));
     return this;
@@ -141,20 +122,6 @@ public final class LastGoodConfiguration<C, S> {
   /** @return why the component waits: the error of its invalid configuration; empty once a valid one came */
   public Optional<String> problem() {
     return Optional.ofNullable(problem);
-  }
-
-  /**
-   * A new configuration (for the component's {@code @Modified} method, when the component applies the settings
-   * itself). Never throws for an invalid one.
-   *
-   * @param config the configuration
-   * @return the new settings, now in force, if the configuration is valid and differs from the settings in force;
-   *     empty if it is unchanged, or invalid (then an error naming the key is logged and the settings stay)
-   */
-  public Optional<S> offer(C config) {
-    AtomicReference<S> applied = new AtomicReference<>();
-    apply(config, Map.of(), applied::set);
-    return Optional.ofNullable(applied.get());
   }
 
   /**
@@ -187,10 +154,12 @@ public final class LastGoodConfiguration<C, S> {
       // e.g. a port in use: what is in force now is unknown, so the component waits and any valid one applies again
       LOG.error("Configuration {} could not be applied to {}: {}", pid, component, e.getMessage());
       current = null;
+      refused = null;
       waitFor(e.getMessage());
       return false;
     }
     current = next;
+    refused = null;
     LOG.info("Configuration {} applied to {}: {}", pid, component, next);
     if (check != null) {
       check.unregister();
@@ -202,6 +171,10 @@ public final class LastGoodConfiguration<C, S> {
   }
 
   private void refuse(String error) {
+    if (error.equals(refused)) {
+      return; // the same configuration again (a file touched, say): said once
+    }
+    refused = error;
     if (current != null) {
       LOG.error("Configuration {} refused, {} keeps its last good configuration ({}): {}", pid, component, current,
           error);
@@ -215,7 +188,7 @@ public final class LastGoodConfiguration<C, S> {
     // a factory configuration a~b comes from the file a-b.cfg
     problem = component + " waits for a valid configuration " + pid + ": " + error + "; correct it (etc/"
         + pid.replace('~', '-') + ".cfg)";
-    if (publisher != null && check == null) {
+    if (check == null) {
       check = publisher.register(List.of(HealthCheck.class.getName()), (HealthCheck) this::health,
           Map.of(HealthCheck.NAME, pid, HealthCheck.TAGS, new String[] {READY_TAG}));
     }

@@ -28,29 +28,26 @@ class LastGoodConfigurationTest {
   @Test
   void laterAnInvalidOneIsRefusedAndTheLastGoodStays() {
     LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
-        LastGoodConfigurationTest::positive);
-    assertThat(config.offer("3")).contains(3);
+        LastGoodConfigurationTest::positive, new RecordingPublisher());
+    List<Integer> applied = new ArrayList<>();
+    assertThat(config.apply("3", Map.of(), applied::add)).isTrue();
     assertThat(config.current()).isEqualTo(3);
-    assertThat(config.offer("zero")).isEmpty();
-    assertThat(config.offer("0")).isEmpty();
+    assertThat(config.apply("zero", Map.of(), applied::add)).isFalse();
+    assertThat(config.apply("0", Map.of(), applied::add)).isFalse();
     assertThat(config.current()).isEqualTo(3);
-    assertThat(config.offer("3")).as("unchanged").isEmpty();
-    assertThat(config.offer("5")).contains(5);
+    assertThat(config.apply("3", Map.of(), applied::add)).as("unchanged").isFalse();
+    assertThat(config.apply("5", Map.of(), applied::add)).isTrue();
     assertThat(config.current()).isEqualTo(5);
+    assertThat(applied).containsExactly(3, 5);
   }
 
   @Test
-  void aWaitingComponentTakesItsFirstValidConfigurationThroughOffer() {
+  void aWaitingComponentHasNoSettings() {
     LastGoodConfiguration<String, Integer> config = LastGoodConfiguration.waiting("pid", "the thing",
-        LastGoodConfigurationTest::positive);
+        LastGoodConfigurationTest::positive, new RecordingPublisher());
     assertThat(config.settings()).isEmpty();
     assertThatThrownBy(config::current).isInstanceOf(IllegalStateException.class)
         .hasMessage("Configuration pid: the thing has no valid configuration yet");
-    assertThat(config.offer("-1")).isEmpty();
-    assertThat(config.settings()).isEmpty();
-    assertThat(config.offer("2")).contains(2);
-    assertThat(config.offer("-1")).isEmpty();
-    assertThat(config.settings()).contains(2);
   }
 
   @Test
@@ -74,6 +71,7 @@ class LastGoodConfigurationTest {
     assertThat(waiting.iterator().next().getMessage()).contains("size: must be positive, was -1");
 
     assertThat(config.apply("zero", Map.of(), applied::add)).isFalse();
+    assertThat(config.apply("zero", Map.of(), applied::add)).as("the same again").isFalse();
     assertThat(registry.history).as("one health check however often it is refused")
         .containsExactly("register [org.apache.felix.hc.api.HealthCheck]");
     assertThat(config.problem()).get().asString().contains("size: not a number (zero)");

@@ -1,20 +1,20 @@
 package dev.nodelet.kube.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.internal.watch.Engine;
 import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.util.Dictionary;
-import java.util.Hashtable;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
  * {@value #PID}.
  *
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
- * registers nothing at all. A valid configuration change replaces the client (and the services); an invalid one is
- * refused with an error naming the key, and the client of the last good configuration stays registered, so nothing
- * that depends on it restarts.
+ * registers nothing at all: the component waits, and a health check holds readiness naming the key
+ * ({@link LastGoodConfiguration}). A valid configuration change replaces the client (and the services); an invalid
+ * one is refused with an error naming the key, and the client of the last good configuration stays registered, so
+ * nothing that depends on it restarts.
  */
 // the services are registered from code, so bnd cannot see them: declare them for resolvers such as Karaf's
 @Capability(namespace = "osgi.service",
@@ -63,34 +64,37 @@ public final class KubeComponent {
 
   @Activate
   public KubeComponent(BundleContext context, @Reference KubeMetrics metrics, KubeConfiguration config) {
-    this(contextPublisher(context), System::getenv, KubeComponent::hostName, metrics, config);
+    this(ServicePublisher.of(context), System::getenv, KubeComponent::hostName, metrics, config);
   }
 
-  /** For tests and plain Java: where the services go, and the environment the node name may come from. */
-  KubeComponent(Publisher publisher, UnaryOperator<String> environment, Supplier<String> hostName,
+  /**
+   * For tests and plain Java: where the services and the health check of a waiting client go, and the environment
+   * the node name may come from.
+   */
+  KubeComponent(ServicePublisher services, UnaryOperator<String> environment, Supplier<String> hostName,
       KubeConfiguration config) {
-    this(publisher, environment, hostName, new KubeMetrics(), config);
+    this(services, environment, hostName, new KubeMetrics(), config);
   }
 
-  KubeComponent(Publisher publisher, UnaryOperator<String> environment, Supplier<String> hostName,
+  KubeComponent(ServicePublisher services, UnaryOperator<String> environment, Supplier<String> hostName,
       KubeMetrics metrics, KubeConfiguration config) {
     this.factory = new KubeClientFactory(metrics);
-    this.publisher = publisher;
+    this.publisher = publisher(services);
     this.environment = environment;
     this.hostName = hostName;
     // with no valid configuration the component stays active and registers nothing until a valid one comes
-    this.configuration = LastGoodConfiguration.waiting(PID, "the Kubernetes client", this::validate);
+    this.configuration = LastGoodConfiguration.waiting(PID, "the Kubernetes client", this::validate, services);
     modified(config);
   }
 
   /**
    * A valid configuration replaces the client (every valid one does: the kubeconfig file it names may have
    * changed); an invalid one is refused and the client in service stays (or, if there is none, none is
-   * registered). Never throws.
+   * registered). Never throws for an invalid one.
    */
   @Modified
   synchronized void modified(KubeConfiguration config) {
-    configuration.offer(config).ifPresent(settings -> {
+    configuration.apply(config, Map.of(), settings -> {
       KubernetesClient client = factory.create(settings);
       connection.ifPresent(Connection::close);
       connection = Optional.of(connect(settings, client));
@@ -99,6 +103,7 @@ public final class KubeComponent {
 
   @Deactivate
   synchronized void deactivate() {
+    configuration.close();
     connection.ifPresent(Connection::close);
     connection = Optional.empty();
   }
@@ -128,16 +133,16 @@ public final class KubeComponent {
     return new Connection(settings, client, reflectors, identity, unpublish);
   }
 
-  private static Publisher contextPublisher(BundleContext context) {
+  /** The client, its reflectors and its node identity as services, with the node name as a property. */
+  private static Publisher publisher(ServicePublisher services) {
     return (client, reflectors, identity, nodeName) -> {
-      Dictionary<String, Object> properties = new Hashtable<>();
-      properties.put(NodeIdentity.NODE_NAME_PROPERTY, nodeName);
-      ServiceRegistration<KubernetesClient> clientRegistration =
-          context.registerService(KubernetesClient.class, client, properties);
-      ServiceRegistration<Reflectors> reflectorsRegistration =
-          context.registerService(Reflectors.class, reflectors, properties);
-      ServiceRegistration<NodeIdentity> identityRegistration =
-          context.registerService(NodeIdentity.class, identity, properties);
+      Map<String, Object> properties = Map.of(NodeIdentity.NODE_NAME_PROPERTY, nodeName);
+      ServicePublisher.Registration clientRegistration =
+          services.register(List.of(KubernetesClient.class.getName()), client, properties);
+      ServicePublisher.Registration reflectorsRegistration =
+          services.register(List.of(Reflectors.class.getName()), reflectors, properties);
+      ServicePublisher.Registration identityRegistration =
+          services.register(List.of(NodeIdentity.class.getName()), identity, properties);
       return () -> {
         identityRegistration.unregister();
         reflectorsRegistration.unregister();

@@ -2,9 +2,11 @@ package dev.nodelet.kube.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.nodelet.configuration.RecordingPublisher;
+import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -13,22 +15,15 @@ import org.junit.jupiter.api.Test;
 import org.osgi.util.converter.Converters;
 
 /**
- * The component's configuration: an invalid change is refused with the key named and the client of the last good
- * configuration stays registered; a valid one replaces it.
+ * The component's configuration: an invalid first one registers nothing and holds readiness naming the key until a
+ * valid one comes; an invalid change is refused with the key named and the client of the last good configuration
+ * stays registered; a valid one replaces it.
  */
 class KubeComponentTest {
 
   private EmbeddedApiServer server;
-  private final List<String> registry = new ArrayList<>();
-  private final List<KubernetesClient> registered = new ArrayList<>();
+  private final RecordingPublisher registry = new RecordingPublisher();
   private KubeComponent component;
-
-  /** Records what would be registered as services, in order. */
-  private final KubeComponent.Publisher publisher = (client, reflectors, identity, nodeName) -> {
-    registry.add("register " + nodeName);
-    registered.add(client);
-    return () -> registry.add("unregister " + nodeName);
-  };
 
   @BeforeEach
   void start() {
@@ -48,14 +43,23 @@ class KubeComponentTest {
   }
 
   private KubeComponent component(Map<String, ?> properties) {
-    return new KubeComponent(publisher, name -> null, () -> "unused-host", config(properties));
+    return new KubeComponent(registry, name -> null, () -> "unused-host", config(properties));
+  }
+
+  /** The node name of each registered client, reflectors and identity service. */
+  private List<Object> nodes(Class<?> type) {
+    return registry.services(type).stream().map(service -> registry.registered.get(service)
+        .get(NodeIdentity.NODE_NAME_PROPERTY)).toList();
   }
 
   @Test
   void invalidChangesAreRefusedAndTheClientInServiceStays() {
     component = component(Map.of("master.url", server.url(), "node.name", "node-a"));
-    assertThat(registry).containsExactly("register node-a");
-    KubernetesClient client = registered.get(0);
+    assertThat(nodes(KubernetesClient.class)).containsExactly("node-a");
+    assertThat(nodes(Reflectors.class)).containsExactly("node-a");
+    assertThat(nodes(NodeIdentity.class)).containsExactly("node-a");
+    KubernetesClient client = registry.services(KubernetesClient.class).get(0);
+    List<String> registered = List.copyOf(registry.history);
 
     List<Map<String, ?>> invalid = List.of(
         Map.of("master.url", "ftp://nowhere", "node.name", "node-a"),
@@ -67,27 +71,32 @@ class KubeComponentTest {
         Map.of("master.url", server.url(), "node.name", "node-a", "context", "no-kubeconfig"));
     invalid.forEach(properties -> component.modified(config(properties)));
 
-    assertThat(registry).as("nothing unregistered or registered").containsExactly("register node-a");
+    assertThat(registry.history).as("nothing unregistered or registered, no health check").isEqualTo(registered);
     assertThat(component.settings()).hasValueSatisfying(s -> assertThat(s.nodeName()).isEqualTo("node-a"));
     // the client still works
     assertThat(client.namespaces().list().getItems()).isNotNull();
 
     component.modified(config(Map.of("master.url", server.url(), "node.name", "node-b")));
-    assertThat(registry).containsExactly("register node-a", "unregister node-a", "register node-b");
-    assertThat(registered.get(1)).isNotSameAs(client);
+    assertThat(nodes(KubernetesClient.class)).containsExactly("node-b");
+    assertThat(registry.services(KubernetesClient.class).get(0)).isNotSameAs(client);
   }
 
   @Test
-  void anInvalidConfigurationAtActivationRegistersNothingUntilAValidOneComes() {
+  void anInvalidConfigurationAtActivationRegistersNothingAndHoldsReadinessUntilAValidOneComes() {
     component = component(Map.of("master.url", server.url(), "node.name", "UPPER"));
-    assertThat(registry).isEmpty();
+    assertThat(registry.services(KubernetesClient.class)).isEmpty();
     assertThat(component.settings()).isEmpty();
+    assertThat(registry.health()).startsWith("CRITICAL the Kubernetes client waits for a valid configuration"
+        + " dev.nodelet.kube: node.name").endsWith("; correct it (etc/dev.nodelet.kube.cfg)");
     component.modified(config(Map.of("master.url", server.url(), "node.name", "Still_Bad")));
-    assertThat(registry).isEmpty();
+    assertThat(registry.services(KubernetesClient.class)).isEmpty();
+    assertThat(registry.health()).contains("Still_Bad");
+
     component.modified(config(Map.of("master.url", server.url(), "node.name", "node-a")));
-    assertThat(registry).containsExactly("register node-a");
+    assertThat(nodes(KubernetesClient.class)).containsExactly("node-a");
+    assertThat(registry.healthCheck()).isEmpty();
     component.deactivate();
-    assertThat(registry).containsExactly("register node-a", "unregister node-a");
+    assertThat(registry.registered).isEmpty();
     component = null;
   }
 }
