@@ -21,8 +21,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -386,5 +388,35 @@ class WatchObjectStoreTest {
     }
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 101);
     assertThat(Thread.activeCount() - before).isLessThan(10);
+  }
+
+  @Test
+  void aReferenceOnlyQueuesItsWatchAndOneDroppedBeforeItsTurnOpensNothing() throws InterruptedException {
+    start();
+    put("a", "1");
+    put("b", "1");
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    timer.execute(() -> {
+      holding.countDown();
+      try {
+        held.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    assertThat(holding.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+
+    // the timer thread, which opens the reflectors, is busy: registering still returns, and nothing is opened
+    store.addReference("ns", "a", "pod-1");
+    store.addReference("ns", "b", "pod-2");
+    store.deleteReference("ns", "a", "pod-1");
+    assertThat(store.openWatches()).isZero();
+
+    held.countDown();
+    assertThat(value("b")).isEqualTo("1");
+    await().atMost(WAIT).until(() -> watches("b") == 1);
+    assertThat(lists()).isEqualTo(1); // b's; a was dropped before its turn and never listed
+    assertThat(watches("a")).isZero();
   }
 }
