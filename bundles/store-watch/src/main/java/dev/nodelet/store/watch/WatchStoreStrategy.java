@@ -19,7 +19,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -142,7 +144,18 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    */
   public void maxWatches(int maxWatches) {
     budget.resize(maxWatches).forEach(Runnable::run);
+    fillBudgets();
+  }
+
+  /** Moves polled objects to the free slots now, and again once the slots of watches just closed are free too. */
+  private void fillBudgets() {
     openStores.forEach(WatchObjectStore::fillBudget);
+    try {
+      timer.schedule(() -> openStores.forEach(WatchObjectStore::fillBudget), WatchBudget.CLOSE_GRACE,
+          TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // the strategy is closed
+    }
   }
 
   /**
@@ -177,7 +190,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     store.onClose(() -> {
       openStores.remove(store);
       // the slots it held go to the polled objects of the stores that replace it
-      openStores.forEach(WatchObjectStore::fillBudget);
+      fillBudgets();
       if (retiring && openStores.isEmpty()) {
         close();
       }
