@@ -58,8 +58,8 @@ public final class Main {
       return;
     }
     // The JDK HTTP client gives every connection a read buffer of this size (16 KiB by default, read once per JVM);
-    // the watch strategy holds one connection per watched object, and 4 KiB saves a third of its heap per object
-    // (docs/benchmarks.md, measure 2)
+    // with http2.enabled=false the watch strategy holds one such connection per watched object, and 4 KiB saves a
+    // third of its heap per object (docs/benchmarks.md, measure 2)
     if (System.getProperty(HTTP_BUFFER_PROPERTY) == null) {
       System.setProperty(HTTP_BUFFER_PROPERTY, "4096");
     }

@@ -151,6 +151,9 @@ class LauncherIT {
       assertThat(awaitLine("Embedded Kubernetes API server listening on")).contains("https://127.0.0.1:");
       String ready = awaitLine(Main.READY);
       assertThat(ready).contains("node nodelet-demo on https://127.0.0.1:").contains("(embedded)");
+      // the default transport, over TLS: HTTP/2 through Jetty's pooled client
+      awaitLine(line -> line.contains("Kubernetes client") && line.contains("for https://127.0.0.1:")
+          && line.contains(": HTTP/2 over Jetty's client"), "naming the client's transport");
       // the kubeconfig Nodelet itself reads: the server's CA, never an insecure skip of verification
       Path kubeconfig = dir.resolve("work").resolve("kubeconfig");
       assertThat(Files.readString(kubeconfig)).contains("server: https://127.0.0.1:", "certificate-authority-data: ")
