@@ -1,14 +1,9 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.dra.ClaimRef;
-import dev.nodelet.dra.DraDriver;
-import dev.nodelet.dra.PrepareResult;
-import dev.nodelet.dra.PreparedDevice;
-import dev.nodelet.dra.SnapshotListener;
-import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimManager;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.dra.PreparingDriver;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
@@ -72,7 +67,7 @@ final class DraClaimsHarness {
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
         KubernetesClient client = server.newClient();
         ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).build()) {
-      manager.addDriver(new Driver());
+      manager.addDriver(new PreparingDriver(DRIVER));
       manager.start();
       List<Pod> pods = new ArrayList<>();
       List<ResourceClaim> claims = new ArrayList<>();
@@ -131,40 +126,6 @@ final class DraClaimsHarness {
       files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
     } catch (IOException e) {
       Main.log("cannot delete %s: %s", folder, e);
-    }
-  }
-
-  /** Prepares each claim with the device of its allocation; no I/O, so the figure is Nodelet's own cost. */
-  private static final class Driver implements DraDriver {
-    @Override
-    public String driverName() {
-      return DRIVER;
-    }
-
-    @Override
-    public Subscription subscribe(SnapshotListener listener) {
-      return () -> { };
-    }
-
-    @Override
-    public boolean preparesClaims() {
-      return true;
-    }
-
-    @Override
-    public Map<String, PrepareResult> prepare(List<ClaimRef> claims) {
-      Map<String, PrepareResult> out = new HashMap<>();
-      for (ClaimRef c : claims) {
-        out.put(c.uid(), PrepareResult.prepared(c.results().stream().map(r -> new PreparedDevice(
-            List.of(r.getRequest()), r.getPool(), r.getDevice(), List.of("k8s." + DRIVER + "/device=" + r.getDevice()),
-            null)).toList()));
-      }
-      return out;
-    }
-
-    @Override
-    public Map<String, String> unprepare(List<ClaimRef> claims) {
-      return Map.of();
     }
   }
 }

@@ -108,7 +108,11 @@ public interface FanOut<T extends HasMetadata> extends AutoCloseable {
     private final String resource;
     private final Class<T> type;
     private Clock clock = Clock.systemUTC();
-    private WatchHubSettings settings = WatchHubSettings.DEFAULTS;
+    // each value checked when the settings are built
+    private Duration tickPeriod = WatchHubSettings.DEFAULTS.tickPeriod();
+    private int defaultBufferSize = WatchHubSettings.DEFAULTS.defaultBufferSize();
+    private int historySize = WatchHubSettings.DEFAULTS.historySize();
+    private Duration consumerLinger = WatchHubSettings.DEFAULTS.consumerLinger();
 
     private Builder(String resource, Class<T> type) {
       this.resource = Objects.requireNonNull(resource, "resource");
@@ -131,44 +135,47 @@ public interface FanOut<T extends HasMetadata> extends AutoCloseable {
      * @return this builder
      */
     public Builder<T> manualTicks() {
-      settings = settings.withTickPeriod(Duration.ZERO);
+      tickPeriod = Duration.ZERO;
       return this;
     }
 
     /**
      * @param size the input and result buffer size of a watch that does not ask for one (100 by default)
-     * @return this builder
-     * @throws IllegalArgumentException if not positive
+     * @return this builder; {@link #build()} refuses a size that is not positive
      */
     public Builder<T> defaultBufferSize(int size) {
-      settings = settings.withDefaultBufferSize(size);
+      defaultBufferSize = size;
       return this;
     }
 
     /**
      * @param size how many past changes are kept for watches that start at a resource version (100 by default)
-     * @return this builder
-     * @throws IllegalArgumentException if negative
+     * @return this builder; {@link #build()} refuses a negative size
      */
     public Builder<T> historySize(int size) {
-      settings = settings.withHistorySize(size);
+      historySize = size;
       return this;
     }
 
     /**
      * @param linger how long a consumer in a stream of events waits for the next ones without being signalled (2 ms
      *     by default); zero to signal it at every wait
-     * @return this builder
-     * @throws IllegalArgumentException if negative
+     * @return this builder; {@link #build()} refuses a negative linger
      */
     public Builder<T> consumerLinger(Duration linger) {
-      settings = settings.withConsumerLinger(linger);
+      consumerLinger = Objects.requireNonNull(linger, "linger");
       return this;
     }
 
-    /** @return a new fan-out; unless {@link #manualTicks()}, its timer thread runs until it is closed */
+    /**
+     * @return a new fan-out; unless {@link #manualTicks()}, its timer thread runs until it is closed
+     * @throws IllegalArgumentException naming the value given to this builder that is out of range
+     */
     public FanOut<T> build() {
-      return new WatchHub<>(resource, WatchObjects.of(type), clock, settings);
+      WatchHubSettings d = WatchHubSettings.DEFAULTS;
+      return new WatchHub<>(resource, WatchObjects.of(type), clock, new WatchHubSettings(d.bookmarkFrequency(),
+          d.maxDispatchBudget(), d.budgetRefillPerSecond(), tickPeriod, defaultBufferSize, historySize,
+          consumerLinger));
     }
   }
 }

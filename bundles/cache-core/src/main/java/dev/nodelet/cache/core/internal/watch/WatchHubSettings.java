@@ -66,31 +66,4 @@ public record WatchHubSettings(Duration bookmarkFrequency, Duration maxDispatchB
     return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
         defaultBufferSize, historySize, consumerLinger);
   }
-
-  /**
-   * @param defaultBufferSize the default buffer size
-   * @return these settings with another default buffer size
-   */
-  public WatchHubSettings withDefaultBufferSize(int defaultBufferSize) {
-    return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
-        defaultBufferSize, historySize, consumerLinger);
-  }
-
-  /**
-   * @param historySize the number of past changes to remember
-   * @return these settings with another history size
-   */
-  public WatchHubSettings withHistorySize(int historySize) {
-    return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
-        defaultBufferSize, historySize, consumerLinger);
-  }
-
-  /**
-   * @param consumerLinger how long a consumer in a stream waits unsignalled; zero to signal at every wait
-   * @return these settings with another consumer linger
-   */
-  public WatchHubSettings withConsumerLinger(Duration consumerLinger) {
-    return new WatchHubSettings(bookmarkFrequency, maxDispatchBudget, budgetRefillPerSecond, tickPeriod,
-        defaultBufferSize, historySize, consumerLinger);
-  }
 }

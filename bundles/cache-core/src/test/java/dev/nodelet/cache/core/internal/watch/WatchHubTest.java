@@ -242,8 +242,10 @@ class WatchHubTest {
 
   @Test
   void rule5_8_aWatchFromAResourceVersionReplaysOnlyNewerChanges() throws InterruptedException {
-    WatchHub<ConfigMap> small = new WatchHub<>("configmaps", WatchObjects.CONFIG_MAPS, clock,
-        WatchHubSettings.DEFAULTS.withTickPeriod(Duration.ZERO).withHistorySize(2));
+    WatchHubSettings d = WatchHubSettings.DEFAULTS;
+    WatchHub<ConfigMap> small = new WatchHub<>("configmaps", WatchObjects.CONFIG_MAPS, clock, new WatchHubSettings(
+        d.bookmarkFrequency(), d.maxDispatchBudget(), d.budgetRefillPerSecond(), Duration.ZERO, d.defaultBufferSize(),
+        2, d.consumerLinger()));
     small.put(configMap("a", 10));
     small.put(configMap("a", 11));
     small.put(configMap("a", 12));
