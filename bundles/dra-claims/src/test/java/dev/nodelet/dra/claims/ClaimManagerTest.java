@@ -26,7 +26,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,23 +39,18 @@ class ClaimManagerTest {
 
   @TempDir
   Path state;
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  // closed after the managers, which the @AfterEach method closes
+  @AutoClose
+  private final EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+  @AutoClose
+  private final KubernetesClient client = server.newClient();
   private final List<ClaimManager> managers = new ArrayList<>();
   private final TestDriver gpu = new TestDriver(GPU);
   private final TestDriver nic = new TestDriver(NIC);
 
-  @BeforeEach
-  void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-  }
-
   @AfterEach
   void stop() {
     managers.forEach(ClaimManager::close);
-    client.close();
-    server.close();
   }
 
   private ClaimManager manager(Duration sweep, Clock clock) {
