@@ -234,18 +234,23 @@ public final class LastGoodConfiguration<C, S> {
    * Withdraws the services and the health check, then closes what {@link #closing} was given; for the component's
    * {@code @Deactivate} method. A resource that fails to close is logged, and the next ones are closed still.
    */
-  public synchronized void close() {
-    for (Service service : services) {
-      if (service.registration != null) {
-        service.registration.unregister();
-        service.registration = null;
+  public void close() {
+    // closed outside this lock: a component's own lock is taken before this one when it applies a configuration
+    List<AutoCloseable> resources;
+    synchronized (this) {
+      for (Service service : services) {
+        if (service.registration != null) {
+          service.registration.unregister();
+          service.registration = null;
+        }
       }
+      if (check != null) {
+        check.unregister();
+        check = null;
+      }
+      resources = List.copyOf(owned);
     }
-    if (check != null) {
-      check.unregister();
-      check = null;
-    }
-    for (AutoCloseable resource : owned) {
+    for (AutoCloseable resource : resources) {
       try {
         resource.close();
       } catch (Exception e) {

@@ -15,7 +15,8 @@ import java.util.function.Function;
  */
 public final class Running<R extends AutoCloseable> implements AutoCloseable {
 
-  private volatile R instance; // written under this; null until a valid configuration came and once closed
+  private volatile R instance; // written under this; null until a valid configuration came, once stopped or closed
+  private volatile boolean closed;
 
   /** @return the instance running; empty until a valid configuration came */
   public Optional<R> get() {
@@ -62,12 +63,23 @@ public final class Running<R extends AutoCloseable> implements AutoCloseable {
   }
 
   /** Closes the instance running, if any; none runs until the next {@link #replace}. */
-  @Override
-  public synchronized void close() {
+  public synchronized void stop() {
     R current = swap(null);
     if (current != null) {
       close(current);
     }
+  }
+
+  /** Closes the instance running, if any, for good: the component is deactivated. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    stop();
+  }
+
+  /** @return whether {@link #close} ended it: a component asked after its deactivation says so */
+  public boolean closed() {
+    return closed;
   }
 
   private static void close(AutoCloseable instance) {

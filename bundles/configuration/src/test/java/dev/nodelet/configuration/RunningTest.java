@@ -52,13 +52,20 @@ class RunningTest {
     items.handTo(second);
     running.replace(second);
     items.remove("b1");
-    running.close();
-    running.close();
+    running.stop();
+    assertThat(running.closed()).as("stopped, not closed for good").isFalse();
     items.add("c1");
+    Instance third = new Instance("third", events);
+    items.handTo(third);
+    running.replace(third);
+    running.close();
+    running.close();
+    items.add("d1");
 
     assertThat(events).containsExactly("first +a1", "first +b1", "first +a2", "second +a2", "second +b1",
-        "first closed", "second -b1", "second closed");
+        "first closed", "second -b1", "second closed", "third +a2", "third +c1", "third closed");
     assertThat(running.get()).isEmpty();
+    assertThat(running.closed()).isTrue();
   }
 
   @Test
@@ -89,5 +96,6 @@ class RunningTest {
     assertThat(events).as("a failing resource does not keep the next open")
         .containsExactly("one closed", "directory closed");
     assertThat(running.get()).isEmpty();
+    assertThat(running.closed()).isTrue();
   }
 }
