@@ -93,6 +93,12 @@ public final class DraComponent implements DraStatus, MultiCollector {
     }
   }
 
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
+  }
+
   private NodeResourcesController build(ControllerOptions with) {
     return NodeResourcesController.builder(client, identity.nodeName())
         .reflectors(reflectors)
@@ -142,10 +148,5 @@ public final class DraComponent implements DraStatus, MultiCollector {
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
   }
 }

@@ -133,6 +133,12 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
     }
   }
 
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
+  }
+
   private ClaimManager start(Settings settings) {
     ClaimManager started = ClaimManager.builder(client, nodeName)
         .stateDirectory(settings.stateDirectory())
@@ -198,10 +204,5 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
   }
 }

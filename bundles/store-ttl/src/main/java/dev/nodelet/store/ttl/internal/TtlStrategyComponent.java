@@ -84,6 +84,12 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
     });
   }
 
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
+  }
+
   private TtlStoreStrategy build(TtlSettings s) {
     TtlStoreStrategy.Builder builder = TtlStoreStrategy.builder(client)
         .defaultTtl(Duration.ofSeconds(s.defaultTtlSeconds())).metrics(metrics);
@@ -117,10 +123,5 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
   }
 }

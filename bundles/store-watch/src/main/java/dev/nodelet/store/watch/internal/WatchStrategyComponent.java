@@ -168,6 +168,12 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     });
   }
 
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
+  }
+
   /** A strategy with the settings; its persistence directory is the one open if {@code keep}, else opened anew. */
   private WatchStoreStrategy build(Settings s, boolean keep) {
     WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors)
@@ -215,10 +221,5 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
   }
 }
