@@ -39,6 +39,7 @@ public final class LastGoodConfiguration<C, S> {
   private final Function<? super C, ? extends S> validate;
   private final ServicePublisher publisher;
   private final List<Service> services = new ArrayList<>(); // guarded by this
+  private final List<AutoCloseable> owned = new ArrayList<>(); // guarded by this
   private volatile S current; // null while waiting for a valid configuration
   private volatile String problem; // why it waits; null once a valid configuration came
   private ServicePublisher.Registration check; // guarded by this; registered while it waits
@@ -99,6 +100,18 @@ public final class LastGoodConfiguration<C, S> {
       Class<?>... classes) {
     services.add(new Service(Arrays.stream(classes).map(Class::getName).toList(), service,
         Map.copyOf(properties)));
+    return this;
+  }
+
+  /**
+   * Hands over what the component runs with its settings (its {@link Running} instance, an open directory): closed
+   * by {@link #close}, in this order, after the services are withdrawn.
+   *
+   * @param resources what to close with the component
+   * @return this
+   */
+  public synchronized LastGoodConfiguration<C, S> closing(AutoCloseable... resources) {
+    owned.addAll(Arrays.asList(resources));
     return this;
   }
 
@@ -217,17 +230,32 @@ public final class LastGoodConfiguration<C, S> {
     }
   }
 
-  /** Withdraws the services and the health check; for the component's {@code @Deactivate} method, first. */
-  public synchronized void close() {
-    for (Service service : services) {
-      if (service.registration != null) {
-        service.registration.unregister();
-        service.registration = null;
+  /**
+   * Withdraws the services and the health check, then closes what {@link #closing} was given; for the component's
+   * {@code @Deactivate} method. A resource that fails to close is logged, and the next ones are closed still.
+   */
+  public void close() {
+    // closed outside this lock: a component's own lock is taken before this one when it applies a configuration
+    List<AutoCloseable> resources;
+    synchronized (this) {
+      for (Service service : services) {
+        if (service.registration != null) {
+          service.registration.unregister();
+          service.registration = null;
+        }
       }
+      if (check != null) {
+        check.unregister();
+        check = null;
+      }
+      resources = List.copyOf(owned);
     }
-    if (check != null) {
-      check.unregister();
-      check = null;
+    for (AutoCloseable resource : resources) {
+      try {
+        resource.close();
+      } catch (Exception e) {
+        LOG.error("{} could not close {}: {}", component, resource, e.getMessage(), e);
+      }
     }
   }
 }

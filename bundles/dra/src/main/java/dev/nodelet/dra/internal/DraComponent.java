@@ -1,6 +1,7 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.dra.DraDriver;
@@ -12,11 +13,8 @@ import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -51,10 +49,11 @@ public final class DraComponent implements DraStatus, MultiCollector {
   private final KubernetesClient client;
   private final Reflectors reflectors;
   private final NodeIdentity identity;
-  private final Object lock = new Object();
-  private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
   private final LastGoodConfiguration<DraConfiguration, ControllerOptions> configuration;
-  private volatile NodeResourcesController controller; // written under lock; null until a valid configuration came
+  private final Running<NodeResourcesController> controller = new Running<>();
+  // the driver services, for a controller built after a configuration change
+  private final Running<NodeResourcesController>.Handed<DraDriver, DraDriver> drivers = controller.handing(
+      driver -> driver, NodeResourcesController::addDriver, NodeResourcesController::removeDriver);
   /** Shared by the controllers built one after another, so that the counts go on. */
   private final DraMetrics metrics = new DraMetrics(this);
 
@@ -75,26 +74,29 @@ public final class DraComponent implements DraStatus, MultiCollector {
     this.reflectors = reflectors;
     this.identity = identity;
     this.configuration = LastGoodConfiguration.waiting(PID, "the DRA node controller", DraOptions::from, publisher)
-        .publishing(this, Map.of(), DraStatus.class);
+        .publishing(this, Map.of(), DraStatus.class).closing(controller);
     modified(config, properties);
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
   void modified(DraConfiguration config, Map<String, Object> properties) {
-    synchronized (lock) {
+    synchronized (controller) {
       configuration.apply(config, properties, next -> {
         // one controller at a time writes this node's slices: the old one stops before the new one starts
-        if (controller != null) {
-          controller.close();
-          controller = null;
-        }
+        controller.stop();
         NodeResourcesController replacement = build(next);
         replacement.start();
-        drivers.forEach(replacement::addDriver);
-        controller = replacement;
+        drivers.handTo(replacement);
+        controller.replace(replacement);
       });
     }
+  }
+
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
   }
 
   private NodeResourcesController build(ControllerOptions with) {
@@ -114,21 +116,11 @@ public final class DraComponent implements DraStatus, MultiCollector {
   @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
       policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
   void addDriver(DraDriver driver) {
-    synchronized (lock) {
-      drivers.add(driver);
-      if (controller != null) {
-        controller.addDriver(driver);
-      }
-    }
+    drivers.add(driver);
   }
 
   void removeDriver(DraDriver driver) {
-    synchronized (lock) {
-      drivers.remove(driver);
-      if (controller != null) {
-        controller.removeDriver(driver);
-      }
-    }
+    drivers.remove(driver);
   }
 
   @Override
@@ -140,36 +132,21 @@ public final class DraComponent implements DraStatus, MultiCollector {
 
   @Override
   public List<DriverStatus> drivers() {
-    NodeResourcesController current = controller;
-    return current == null ? List.of() : current.driverStatuses();
+    return controller.ask(NodeResourcesController::driverStatuses, List.of());
   }
 
   @Override
   public List<SliceSummary> slices() {
-    NodeResourcesController current = controller;
-    return current == null ? List.of() : current.slices();
+    return controller.ask(NodeResourcesController::slices, List.of());
   }
 
   @Override
   public Map<String, String> syncFailures() {
-    NodeResourcesController current = controller;
-    return current == null ? Map.of() : current.syncFailures();
+    return controller.ask(NodeResourcesController::syncFailures, Map.of());
   }
 
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
-    synchronized (lock) {
-      if (controller != null) {
-        controller.close();
-        controller = null;
-      }
-      drivers.clear();
-    }
   }
 }

@@ -4,6 +4,7 @@ import static dev.nodelet.configuration.ConfigurationValues.path;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.claims.ClaimInfo;
@@ -19,13 +20,9 @@ import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -95,11 +92,12 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   private final String nodeName;
   private final LastGoodConfiguration<ClaimsConfiguration, Settings> configuration;
   private final ClaimsMetrics metrics = new ClaimsMetrics(this);
-  private final Object lock = new Object();
-  // what the pod source and the driver services gave, for a manager built after a configuration change
-  private final Map<String, Pod> pods = new LinkedHashMap<>(); // by namespace/name, guarded by lock
-  private final Set<DraDriver> drivers = Collections.newSetFromMap(new IdentityHashMap<>()); // guarded by lock
-  private volatile ClaimManager manager; // written under lock; null until a valid configuration came
+  private final Running<ClaimManager> manager = new Running<>();
+  // what the driver services and the pod source gave, for a manager built after a configuration change
+  private final Running<ClaimManager>.Handed<DraDriver, DraDriver> drivers =
+      manager.handing(driver -> driver, ClaimManager::addDriver, ClaimManager::removeDriver);
+  private final Running<ClaimManager>.Handed<String, Pod> pods =
+      manager.handing(ClaimsComponent::key, ClaimManager::podUpdated, ClaimManager::podRemoved);
 
   @Activate
   public ClaimsComponent(BundleContext context,
@@ -116,25 +114,29 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
     this.client = client;
     this.nodeName = identity.nodeName();
     this.configuration = LastGoodConfiguration.waiting(PID, "the DRA claim manager", Settings::from, publisher)
-        .publishing(this, Map.of(), PodListener.class, ClaimStatus.class);
+        .publishing(this, Map.of(), PodListener.class, ClaimStatus.class).closing(manager);
     modified(config, properties);
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
   void modified(ClaimsConfiguration config, Map<String, Object> properties) {
-    synchronized (lock) {
+    synchronized (manager) {
       configuration.apply(config, properties, next -> {
         // one manager at a time owns the checkpoint: the old one stops before the new one loads it
-        if (manager != null) {
-          manager.close();
-          manager = null;
-        }
-        manager = start(next);
-        drivers.forEach(manager::addDriver);
-        pods.values().forEach(manager::podUpdated);
+        manager.stop();
+        ClaimManager started = start(next);
+        drivers.handTo(started);
+        pods.handTo(started);
+        manager.replace(started);
       });
     }
+  }
+
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
   }
 
   private ClaimManager start(Settings settings) {
@@ -156,41 +158,21 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
       policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
   void addDriver(DraDriver driver) {
-    synchronized (lock) {
-      drivers.add(driver);
-      if (manager != null) {
-        manager.addDriver(driver);
-      }
-    }
+    drivers.add(driver);
   }
 
   void removeDriver(DraDriver driver) {
-    synchronized (lock) {
-      drivers.remove(driver);
-      if (manager != null) {
-        manager.removeDriver(driver);
-      }
-    }
+    drivers.remove(driver);
   }
 
   @Override
   public void registerPod(Pod pod) {
-    synchronized (lock) {
-      pods.put(key(pod), pod);
-      if (manager != null) {
-        manager.podUpdated(pod);
-      }
-    }
+    pods.add(pod);
   }
 
   @Override
   public void unregisterPod(Pod pod) {
-    synchronized (lock) {
-      pods.remove(key(pod));
-      if (manager != null) {
-        manager.podRemoved(pod);
-      }
-    }
+    pods.remove(pod);
   }
 
   private static String key(Pod pod) {
@@ -201,43 +183,26 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
   @Override
   public List<ClaimInfo> claims() {
-    ClaimManager current = manager;
-    return current == null ? List.of() : current.claims();
+    return manager.ask(ClaimManager::claims, List.of());
   }
 
   @Override
   public List<ContainerDevices> containers() {
-    ClaimManager current = manager;
-    return current == null ? List.of() : current.containers();
+    return manager.ask(ClaimManager::containers, List.of());
   }
 
   @Override
   public List<DeviceHealthInfo> health() {
-    ClaimManager current = manager;
-    return current == null ? List.of() : current.health();
+    return manager.ask(ClaimManager::health, List.of());
   }
 
   @Override
   public Optional<String> checkpointProblem() {
-    ClaimManager current = manager;
-    return current == null ? Optional.empty() : current.checkpointProblem();
+    return manager.ask(ClaimManager::checkpointProblem, Optional.empty());
   }
 
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
-    synchronized (lock) {
-      if (manager != null) {
-        manager.close();
-        manager = null;
-      }
-      pods.clear();
-      drivers.clear();
-    }
   }
 }

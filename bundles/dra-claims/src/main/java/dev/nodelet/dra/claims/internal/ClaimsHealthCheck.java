@@ -2,6 +2,8 @@ package dev.nodelet.dra.claims.internal;
 
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimStatus;
+import java.util.List;
+import java.util.Optional;
 import org.apache.felix.hc.api.FormattingResultLog;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
@@ -30,21 +32,18 @@ public final class ClaimsHealthCheck implements HealthCheck {
 
   @Override
   public Result execute() {
+    Optional<String> checkpoint = status.checkpointProblem();
+    List<ClaimInfo> claims = status.claims();
+    List<ClaimInfo> failing = claims.stream().filter(claim -> claim.error() != null).toList();
     FormattingResultLog log = new FormattingResultLog();
-    status.checkpointProblem().ifPresent(problem -> log.warn("the checkpoint cannot be written: {}", problem));
-    int failing = 0;
-    for (ClaimInfo claim : status.claims()) {
-      if (claim.error() != null) {
-        if (failing++ < NAMED) {
-          log.warn("claim {}/{}: {}", claim.namespace(), claim.name(), claim.error());
-        }
-      }
+    checkpoint.ifPresent(problem -> log.warn("the checkpoint cannot be written: {}", problem));
+    failing.stream().limit(NAMED)
+        .forEach(claim -> log.warn("claim {}/{}: {}", claim.namespace(), claim.name(), claim.error()));
+    if (failing.size() > NAMED) {
+      log.warn("{} more failing claims", failing.size() - NAMED);
     }
-    if (failing > NAMED) {
-      log.warn("{} more failing claims", failing - NAMED);
-    }
-    if (failing == 0 && status.checkpointProblem().isEmpty()) {
-      log.info("{} claims, none failing", status.claims().size());
+    if (failing.isEmpty() && checkpoint.isEmpty()) {
+      log.info("{} claims, none failing", claims.size());
     }
     return new Result(log);
   }

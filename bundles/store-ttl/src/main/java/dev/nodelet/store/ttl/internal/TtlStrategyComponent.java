@@ -1,6 +1,7 @@
 package dev.nodelet.store.ttl.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.objectcache.ObjectStore;
@@ -54,7 +55,7 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   /** Shared by the strategies built one after another, so that the counts go on. */
   private final TtlStoreMetrics metrics = new TtlStoreMetrics();
   private final PersistenceSwitch persistence;
-  private volatile TtlStoreStrategy strategy; // null until a valid configuration came
+  private final Running<TtlStoreStrategy> strategy = new Running<>();
 
   @Activate
   public TtlStrategyComponent(BundleContext context, @Reference KubernetesClient client,
@@ -69,7 +70,8 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
     this.node = node;
     this.persistence = new PersistenceSwitch(node.nodeName());
     this.configuration = LastGoodConfiguration.waiting(PID, "the TTL store strategy", TtlSettings::from, publisher)
-        .publishing(this, Map.of(StoreStrategy.PROPERTY, "ttl"), StoreStrategy.class);
+        .publishing(this, Map.of(StoreStrategy.PROPERTY, "ttl"), StoreStrategy.class)
+        .closing(strategy, persistence);
     modified(config, properties);
   }
 
@@ -77,13 +79,15 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   @Modified
   void modified(TtlStrategyConfiguration config, Map<String, Object> properties) {
     configuration.apply(config, properties, next -> {
-      TtlStoreStrategy old = strategy;
-      strategy = build(next);
-      if (old != null) {
-        old.close();
-      }
+      strategy.replace(build(next));
       LOG.info("TTL store strategy active: {}", describe(next));
     });
+  }
+
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
   }
 
   private TtlStoreStrategy build(TtlSettings s) {
@@ -111,25 +115,13 @@ public final class TtlStrategyComponent implements StoreStrategy, MultiCollector
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    TtlStoreStrategy current = strategy;
-    if (current == null) {
-      throw new IllegalStateException("the TTL store strategy waits for a valid configuration " + PID);
-    }
-    return current.createStore(type, listener);
+    return strategy.get().orElseThrow(
+        () -> new IllegalStateException("the TTL store strategy waits for a valid configuration " + PID))
+        .createStore(type, listener);
   }
 
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
-    TtlStoreStrategy current = strategy;
-    if (current != null) {
-      current.close();
-    }
-    persistence.close();
   }
 }

@@ -3,6 +3,7 @@ package dev.nodelet.store.watch.internal;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.Reflectors;
@@ -113,9 +114,9 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
   private final WatchStoreMetrics metrics = new WatchStoreMetrics();
-  private volatile WatchStoreStrategy strategy; // null until a valid configuration came
+  private final Running<WatchStoreStrategy> strategy = new Running<>();
   /** The open persistence directory of {@link #strategy}, if any; changed with it. */
-  private volatile Persistence persistence;
+  private final Running<Persistence> persistence = new Running<>();
 
   @Activate
   public WatchStrategyComponent(BundleContext context,
@@ -133,7 +134,8 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     this.reflectors = reflectors;
     this.nodeName = node.nodeName();
     this.configuration = LastGoodConfiguration.waiting(PID, "the watch store strategy", Settings::from, publisher)
-        .publishing(this, Map.of(StoreStrategy.PROPERTY, "watch"), StoreStrategy.class);
+        .publishing(this, Map.of(StoreStrategy.PROPERTY, "watch"), StoreStrategy.class)
+        .closing(strategy, persistence);
     modified(config, properties);
   }
 
@@ -143,36 +145,37 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     Optional<Settings> previous = configuration.settings();
     configuration.apply(config, properties, next -> {
       if (previous.isEmpty()) {
-        strategy = build(next, null);
+        strategy.replace(build(next, false));
         LOG.info("Watch store strategy active: {}", next);
         return;
       }
       if (next.sameButBudget(previous.get())) {
         // the stores stay: their watches beyond the new budget end, or polled objects move back to watches
-        strategy.maxWatches(next.maxWatches());
+        strategy.get().orElseThrow().maxWatches(next.maxWatches());
         LOG.info("Watch budget changed: {}", next.maxWatches() == 0 ? "none" : next.maxWatches() + " watches");
         return;
       }
-      WatchStoreStrategy old = strategy;
-      Persistence oldPersistence = persistence;
       if (next.persistence().equals(previous.get().persistence())) {
         // the same directory stays open, shared by the old stores and the new ones
-        strategy = build(next, oldPersistence);
-        old.closeWhenUnused();
+        strategy.swap(build(next, true)).closeWhenUnused();
         return;
       }
       // the files of a persistence directory are open in one place at a time: the old stores end first
       LOG.info("Persistence settings changed: the watch strategy's stores restart");
-      old.close();
-      if (oldPersistence != null) {
-        oldPersistence.close();
-      }
-      strategy = build(next, null);
+      strategy.stop();
+      persistence.stop();
+      strategy.replace(build(next, false));
     });
   }
 
-  /** A strategy with the settings; its persistence directory is {@code open} if given, else opened anew. */
-  private WatchStoreStrategy build(Settings s, Persistence open) {
+  /** Withdraws the services, then closes what runs. */
+  @Deactivate
+  void deactivate() {
+    configuration.close();
+  }
+
+  /** A strategy with the settings; its persistence directory is the one open if {@code keep}, else opened anew. */
+  private WatchStoreStrategy build(Settings s, boolean keep) {
     WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
@@ -180,9 +183,10 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
         .polledTtl(Duration.ofSeconds(s.polledTtlSeconds()))
         .nodeAnnotations(node::nodeAnnotation)
         .metrics(metrics);
-    persistence = open != null ? open
-        : s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null);
-    s.persistence().ifPresent(p -> builder.persistence(persistence)
+    if (!keep) {
+      persistence.replace(s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null));
+    }
+    s.persistence().ifPresent(p -> builder.persistence(persistence.get().orElseThrow())
         .restoredReferenceGrace(p.restoredGrace()));
     return builder.build();
   }
@@ -194,21 +198,19 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
 
   /** The strategy new stores come from. */
   WatchStoreStrategy strategy() {
-    return strategy;
+    return strategy.get().orElse(null);
   }
 
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
     while (true) {
-      WatchStoreStrategy current = strategy;
-      if (current == null) {
-        throw new IllegalStateException("the watch store strategy waits for a valid configuration " + PID);
-      }
+      WatchStoreStrategy current = strategy.get().orElseThrow(() -> new IllegalStateException(strategy.closed()
+          ? "the watch strategy is closed" : "the watch store strategy waits for a valid configuration " + PID));
       try {
         return current.createStore(type, listener);
       } catch (IllegalStateException e) {
-        if (current == strategy) {
+        if (current == strategy()) {
           throw e;
         }
         // replaced and closed meanwhile: take the new one
@@ -219,18 +221,5 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   @Override
   public MetricSnapshots collect() {
     return metrics.collect();
-  }
-
-  @Deactivate
-  void deactivate() {
-    configuration.close();
-    WatchStoreStrategy current = strategy;
-    if (current != null) {
-      current.close();
-    }
-    Persistence open = persistence;
-    if (open != null) {
-      open.close();
-    }
   }
 }
