@@ -53,8 +53,13 @@ final class CommandChannel implements AutoCloseable {
     this.acceptor.setDaemon(true);
   }
 
-  /** Binds {@code <runDir>/nodelet.sock} (mode 0600, in a folder of mode 0700) and starts serving. */
-  static CommandChannel open(Path runDir, BundleContext context, GogoSessions gogo) throws IOException {
+  /**
+   * Refuses a run folder that exists and is open to other users; the launcher asks before it starts anything, so
+   * that the refusal comes at once.
+   *
+   * @throws IOException naming the folder, its mode and what to give instead
+   */
+  static void checkRunFolder(Path runDir) throws IOException {
     if (Files.isDirectory(runDir)) {
       // never chmod a folder the user gave (--run /tmp would lock everybody else out of it): refuse a shared one
       Set<PosixFilePermission> mode = Files.getPosixFilePermissions(runDir);
@@ -62,7 +67,13 @@ final class CommandChannel implements AutoCloseable {
         throw new IOException("the run folder " + runDir.toAbsolutePath() + " is open to other users (mode "
             + PosixFilePermissions.toString(mode) + "): give --run a folder of mode 0700, or one that does not exist");
       }
-    } else {
+    }
+  }
+
+  /** Binds {@code <runDir>/nodelet.sock} (mode 0600, in a folder of mode 0700) and starts serving. */
+  static CommandChannel open(Path runDir, BundleContext context, GogoSessions gogo) throws IOException {
+    checkRunFolder(runDir);
+    if (!Files.isDirectory(runDir)) {
       Files.createDirectories(runDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
           "rwx------")));
     }

@@ -93,6 +93,8 @@ public final class Main {
     CommandChannel channel = null;
     CountDownLatch stopRequested = new CountDownLatch(1);
     try {
+      // refused before the API server and the framework start, whose start and stop take long on a busy machine
+      CommandChannel.checkRunFolder(options.runDir());
       Map<String, Object> kube = new LinkedHashMap<>();
       Map<String, Map<String, Object>> configuration = new LinkedHashMap<>();
       configuration.put("dev.nodelet.kube", kube);

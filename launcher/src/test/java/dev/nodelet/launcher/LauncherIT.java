@@ -253,7 +253,7 @@ class LauncherIT {
       HttpClient http = HttpClient.newHttpClient();
       HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(health + "/readyz")).build(),
           HttpResponse.BodyHandlers.ofString());
-      assertThat(ready.statusCode()).isEqualTo(200);
+      assertThat(ready.statusCode()).as("/readyz answered: %s", ready.body()).isEqualTo(200);
       assertThat(ready.body()).isEqualTo("ok\n");
       assertThat(http.send(HttpRequest.newBuilder(URI.create(health + "/readyz?verbose")).build(),
           HttpResponse.BodyHandlers.ofString()).body()).contains("[+]nodelet-apiserver ok", "[+]nodelet-node ok",
@@ -407,6 +407,8 @@ class LauncherIT {
       assertThat(process.exitValue()).isEqualTo(1);
       assertThat(awaitLine("nodelet: cannot start")).contains(shared.toString()).contains("open to other users")
           .contains("mode 0700");
+      assertThat(lines()).as("refused before anything starts")
+          .noneMatch(line -> line.startsWith("Embedded Kubernetes API server listening"));
       assertThat(Files.getPosixFilePermissions(shared)).isEqualTo(PosixFilePermissions.fromString("rwxr-xr-x"));
     } finally {
       process.destroyForcibly();
@@ -483,7 +485,9 @@ class LauncherIT {
         Thread.sleep(15_000);
         List<String> lines = lines();
         assertThat(lines).noneMatch(line -> line.startsWith(Main.READY));
-        assertThat(lines).anyMatch(line -> line.contains("the watch of nodes with fields metadata.name=worker-1 failed")
+        // the first watch to fail names the server (which one depends on the order the reflectors start in); the
+        // others that fail within the warning interval are logged at DEBUG
+        assertThat(lines).anyMatch(line -> line.matches(".*the watch of \\S+ .*failed.*")
             && line.contains("(API server 127.0.0.1:" + port + ")"));
         // no stack traces: one line per attempt of each reflector's backoff
         assertThat(lines).noneMatch(line -> line.startsWith("\tat "));
