@@ -19,15 +19,7 @@ import java.util.function.UnaryOperator;
  * The embedded API server of one test class, started in the test JVM (never in the OSGi container) and seeded with
  * this node's Node and a ConfigMap, so that the container can prove it reaches this very server.
  */
-final class ApiServerFixture implements AutoCloseable {
-
-  private final EmbeddedApiServer server;
-  private final String nodeUid;
-
-  private ApiServerFixture(EmbeddedApiServer server, String nodeUid) {
-    this.server = server;
-    this.nodeUid = nodeUid;
-  }
+record ApiServerFixture(EmbeddedApiServer server, String nodeUid) implements AutoCloseable {
 
   static ApiServerFixture start() {
     return start(EmbeddedApiServer.builder());
@@ -70,10 +62,6 @@ final class ApiServerFixture implements AutoCloseable {
 
   String url() {
     return server.url();
-  }
-
-  String nodeUid() {
-    return nodeUid;
   }
 
   /** A client allowed everything; the caller closes it. */
