@@ -379,6 +379,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    */
   private void openLater(WatchItem<T> item, int run) {
     openings.add(new Opening<>(item, run));
+    wakeOpener();
+  }
+
+  /** Has the timer thread run {@link #openQueued} unless it is already due to. */
+  private void wakeOpener() {
     if (opening.compareAndSet(false, true)) {
       try {
         timer.execute(this::openQueued);
@@ -404,12 +409,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       }
     }
     opening.set(false);
-    if (!openings.isEmpty() && opening.compareAndSet(false, true)) {
-      try {
-        timer.execute(this::openQueued); // queued after the poll above came up empty
-      } catch (RejectedExecutionException e) {
-        opening.set(false);
-      }
+    if (!openings.isEmpty()) {
+      wakeOpener(); // queued after the poll above came up empty
     }
   }
 
