@@ -89,7 +89,7 @@ final class Http2Transport extends JettyHttpClientFactory {
       if (client != null) {
         // a derived client (fabric8's per-request options) shares the Jetty clients of the one it derives from
         Metered origin = (Metered) client;
-        return new Metered(this, origin.jetty, origin.webSockets, client.getClosed(), origin.metrics);
+        return new Metered(this, origin.jetty, origin.webSockets, client.getClosed(), origin.metrics, origin.streams);
       }
       Http2Transport factory = (Http2Transport) clientFactory;
       QueuedThreadPool threads = new QueuedThreadPool(IO_THREADS, IO_THREADS, IDLE_THREAD_MILLIS, 0, null, null) {
@@ -106,7 +106,9 @@ final class Http2Transport extends JettyHttpClientFactory {
       threads.setDaemon(true);
       ScheduledExecutorScheduler timer = new ScheduledExecutorScheduler(factory.threadPrefix + "-timer", true);
 
-      HttpClient jetty = new HttpClient(http2Transport(sslContextFactory()));
+      SslContextFactory.Client ssl = sslContextFactory();
+      HTTP2Client http2 = new HTTP2Client(connector(ssl));
+      HttpClient jetty = new HttpClient(http2Transport(http2));
       jetty.setExecutor(threads);
       jetty.setScheduler(timer);
       jetty.setMaxConnectionsPerDestination(MAX_CONNECTIONS);
@@ -131,8 +133,8 @@ final class Http2Transport extends JettyHttpClientFactory {
       }
       proxy(jetty);
       proxy(webSocketHttp);
-      return new Metered(this, jetty, webSockets, new AtomicBoolean(),
-          factory.metrics);
+      return new Metered(this, jetty, webSockets, new AtomicBoolean(), factory.metrics, new Http2Streams(http2, ssl,
+          jetty::getSocketAddressResolver));
     }
 
     private SslContextFactory.Client sslContextFactory() {
@@ -154,11 +156,9 @@ final class Http2Transport extends JettyHttpClientFactory {
     }
 
     /** HTTP/2 first, HTTP/1.1 as ALPN's fallback; plain HTTP is HTTP/1.1. */
-    private static HttpClientTransport http2Transport(SslContextFactory.Client ssl) {
-      ClientConnector connector = connector(ssl);
-      ClientConnectionFactoryOverHTTP2.HTTP2 http2 = new ClientConnectionFactoryOverHTTP2.HTTP2(
-          new HTTP2Client(connector));
-      HttpClientTransportDynamic transport = new HttpClientTransportDynamic(connector, http2,
+    private static HttpClientTransport http2Transport(HTTP2Client http2Client) {
+      ClientConnectionFactoryOverHTTP2.HTTP2 http2 = new ClientConnectionFactoryOverHTTP2.HTTP2(http2Client);
+      HttpClientTransportDynamic transport = new HttpClientTransportDynamic(http2Client.getClientConnector(), http2,
           HttpClientConnectionFactory.HTTP11) {
         @Override
         public Origin newOrigin(HttpRequest request) {
@@ -209,6 +209,11 @@ final class Http2Transport extends JettyHttpClientFactory {
     }
   }
 
+  /** The HTTP/2 streams of a client this transport built (for tests). */
+  static Http2Streams streams(io.fabric8.kubernetes.client.http.HttpClient client) {
+    return ((Metered) client).streams;
+  }
+
   /**
    * fabric8's Jetty client, measuring every request it sends from the start to the response's status line, or to
    * the failure of a request that got none. fabric8's interceptors hear only of failed responses, so the measuring
@@ -218,27 +223,51 @@ final class Http2Transport extends JettyHttpClientFactory {
     private final HttpClient jetty;
     private final WebSocketClient webSockets;
     private final Optional<KubeMetrics> metrics;
+    private final Http2Streams streams;
 
     Metered(StandardHttpClientBuilder<JettyHttpClient, JettyHttpClientFactory, JettyHttpClientBuilder> builder,
         HttpClient jetty, WebSocketClient webSockets, AtomicBoolean closed,
-        Optional<KubeMetrics> metrics) {
+        Optional<KubeMetrics> metrics, Http2Streams streams) {
       super(builder, jetty, webSockets, closed);
       this.jetty = jetty;
       this.webSockets = webSockets;
       this.metrics = metrics;
+      this.streams = streams;
     }
 
     @Override
     public CompletableFuture<HttpResponse<AsyncBody>> consumeBytesDirect(StandardHttpRequest request,
         AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+      long start = System.nanoTime();
+      CompletableFuture<HttpResponse<AsyncBody>> response = send(request, consumer);
       if (metrics.isEmpty()) {
-        return super.consumeBytesDirect(request, consumer);
+        return response;
       }
       KubeMetrics m = metrics.get();
-      long start = System.nanoTime();
-      return super.consumeBytesDirect(request, consumer).whenComplete((response, failure) -> m.record(
-          request.method(), request.uri(), response == null ? KubeMetrics.NO_ANSWER
-              : Integer.toString(response.code()), System.nanoTime() - start));
+      // the metric's callback is dropped once the response arrives: nothing of it stays with an open watch
+      return response.whenComplete((answer, failure) -> m.record(request.method(), request.uri(),
+          answer == null ? KubeMetrics.NO_ANSWER : Integer.toString(answer.code()), System.nanoTime() - start));
     }
+
+    /** Streaming GETs (watches) over HTTP/2 streams of their own; the rest through Jetty's high-level client. */
+    private CompletableFuture<HttpResponse<AsyncBody>> send(StandardHttpRequest request,
+        AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+      if (!streams.accepts(request)) {
+        return super.consumeBytesDirect(request, consumer);
+      }
+      try {
+        jetty.start(); // as the high-level path does: the sessions run on its HTTP/2 client
+      } catch (Exception e) {
+        throw KubernetesClientException.launderThrowable(e);
+      }
+      return streams.send(request, consumer);
+    }
+
+    @Override
+    public void doClose() {
+      streams.close();
+      super.doClose();
+    }
+
   }
 }

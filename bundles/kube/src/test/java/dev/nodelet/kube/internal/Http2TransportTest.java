@@ -3,18 +3,24 @@ package dev.nodelet.kube.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.kube.internal.watch.EarlyBody;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
@@ -23,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The client {@link KubeClientFactory} builds, against the embedded API server and its 100 streams per HTTP/2
- * connection: many watches over few connections and a fixed number of threads, nothing left once closed.
+ * connection: many watches over few connections and a fixed number of threads, events delivered, a cancelled watch
+ * ended at the server (also before its response), nothing left once closed.
  */
 class Http2TransportTest {
 
@@ -35,21 +42,19 @@ class Http2TransportTest {
 
   @AutoClose // after the test's @AfterEach methods
   private EmbeddedApiServer server;
-  private final List<CompletableFuture<HttpResponse<AsyncBody>>> watches = new ArrayList<>();
+  private final List<Watch> watches = new ArrayList<>();
 
   @AfterEach
   void stop() {
-    watches.forEach(w -> w.thenAccept(response -> response.body().cancel()));
+    watches.forEach(Watch::cancel);
   }
 
   @Test
   void manyWatchesOverTlsShareFewHttp2ConnectionsAndFixedThreads() {
     server = EmbeddedApiServer.builder().tls().build().start();
-    KubeClientFactory factory = new KubeClientFactory();
-    KubernetesClient client = factory.create(KubeSettings.builder()
-        .kubeconfig(server.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
-        .build());
+    KubernetesClient client = tlsClient();
     String threadPrefix = KubeClientFactory.THREAD_NAME_PREFIX + "1-http";
+    Http2Streams streams = Http2Transport.streams(client.getHttpClient());
     try {
       createConfigMaps(client, WATCHES);
       openWatches(client.getHttpClient(), 0, 10);
@@ -58,11 +63,30 @@ class Http2TransportTest {
 
       openWatches(client.getHttpClient(), 10, WATCHES);
       await().atMost(WAIT).until(() -> server.openWatches("configmaps") == WATCHES);
-      assertThat(watches).allSatisfy(w -> assertThat(w.join().code()).isEqualTo(200));
+      assertThat(watches).allSatisfy(w -> assertThat(w.response.join().code()).isEqualTo(200));
       int limit = EmbeddedApiServer.MAX_CONCURRENT_STREAMS;
-      assertThat(server.openConnections()).isLessThanOrEqualTo((WATCHES + limit - 1) / limit + 2);
+      int connections = (WATCHES + limit - 1) / limit + 2;
+      assertThat(server.openConnections()).isLessThanOrEqualTo(connections);
+      assertThat(streams.sessions()).isLessThanOrEqualTo(connections);
+      assertThat(streams.streams()).isEqualTo(WATCHES);
       assertThat(server.requestsByProtocol()).containsOnlyKeys("h2");
       assertThat(threads(threadPrefix)).isEqualTo(threadsAtTen).isLessThanOrEqualTo(Http2Transport.IO_THREADS + 1);
+
+      // events reach the watches on every connection
+      for (int i : new int[] {0, 120, WATCHES - 1}) {
+        client.configMaps().inNamespace("default").withName("cm-" + i).edit(cm -> {
+          cm.getData().put("key", "changed");
+          return cm;
+        });
+      }
+      for (int i : new int[] {0, 120, WATCHES - 1}) {
+        await().atMost(WAIT).until(() -> watches.get(i).received().contains("\"MODIFIED\""));
+      }
+
+      // a cancelled watch ends at the server, and its stream leaves the client
+      watches.subList(0, 50).forEach(Watch::cancel);
+      await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps") == WATCHES - 50);
+      await().atMost(Duration.ofSeconds(10)).until(() -> streams.streams() == WATCHES - 50);
     } finally {
       client.close();
     }
@@ -70,6 +94,52 @@ class Http2TransportTest {
       assertThat(server.openConnections()).isZero();
       assertThat(threads(KubeClientFactory.THREAD_NAME_PREFIX + "1-")).isZero();
     });
+    assertThat(streams.sessions()).isZero();
+  }
+
+  @Test
+  void aWatchCancelledBeforeItsResponseEndsAtOnce() {
+    server = EmbeddedApiServer.builder().tls().build().start();
+    KubernetesClient client = tlsClient();
+    HttpClient http = client.getHttpClient();
+    Http2Streams streams = Http2Transport.streams(http);
+    try {
+      createConfigMaps(client, 3);
+
+      // cancelled as it is sent: never reaches the server, and opens no connection
+      Watch early = new Watch(true);
+      early.send(http, watchUri(0));
+      assertThat(early.response).failsWithin(WAIT).withThrowableOfType(Exception.class)
+          .withRootCauseInstanceOf(CancellationException.class);
+
+      // cancelled while its connection is being opened: dropped unsent
+      Watch waiting = new Watch(false);
+      waiting.send(http, watchUri(1));
+      waiting.cancel();
+      assertThat(waiting.response).failsWithin(WAIT).withThrowableOfType(Exception.class)
+          .withRootCauseInstanceOf(CancellationException.class);
+
+      Watch open = new Watch(false);
+      watches.add(open);
+      open.send(http, watchUri(2));
+      assertThat(open.response.join().code()).isEqualTo(200);
+      assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+
+      // cancelled on an open connection before its response: the stream is reset, the server's watch ends
+      for (int i = 0; i < 20; i++) {
+        Watch inFlight = new Watch(false);
+        inFlight.send(http, watchUri(0));
+        inFlight.cancel();
+      }
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        assertThat(server.openWatches("configmaps", "metadata.name=cm-0")).isZero();
+        assertThat(streams.streams()).isEqualTo(1);
+      });
+      assertThat(server.openWatches("configmaps", "metadata.name=cm-2")).isEqualTo(1);
+    } finally {
+      client.close();
+    }
+    await().atMost(WAIT).until(() -> server.openConnections() == 0);
   }
 
   @Test
@@ -90,6 +160,12 @@ class Http2TransportTest {
     await().atMost(WAIT).until(() -> server.openConnections() == 0);
   }
 
+  private KubernetesClient tlsClient() {
+    return new KubeClientFactory().create(KubeSettings.builder()
+        .kubeconfig(server.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
+        .build());
+  }
+
   /** Written by the client under test: the server's connection count is then that client's alone. */
   private static void createConfigMaps(KubernetesClient client, int count) {
     IntStream.range(0, count).forEach(i -> client.configMaps().inNamespace("default").resource(
@@ -97,20 +173,66 @@ class Http2TransportTest {
             .build()).create());
   }
 
+  private String watchUri(int i) {
+    return server.url() + "/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true"
+        + "&fieldSelector=metadata.name%3Dcm-" + i;
+  }
+
   /** Watches as the reflector opens them: one streaming GET per object, its bytes consumed as they come. */
   private void openWatches(HttpClient http, int from, int to) {
     for (int i = from; i < to; i++) {
-      var request = http.newHttpRequestBuilder().uri(server.url() + "/api/v1/namespaces/default/configmaps"
-          + "?watch=true&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dcm-" + i).build();
-      watches.add(http.consumeBytes(request, (buffers, body) -> body.consume())
-          .thenApply(response -> {
-            response.body().consume();
-            return response;
-          }));
+      Watch watch = new Watch(false);
+      watches.add(watch);
+      watch.send(http, watchUri(i));
     }
   }
 
   private static long threads(String prefix) {
     return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count();
+  }
+
+  /** One watch: what it received, and its body as soon as the transport sent it. */
+  private static final class Watch implements AsyncBody.Consumer<List<ByteBuffer>>, EarlyBody {
+    private final boolean cancelWhenSent;
+    private final StringBuffer received = new StringBuffer();
+    private volatile AsyncBody body;
+    CompletableFuture<HttpResponse<AsyncBody>> response;
+
+    Watch(boolean cancelWhenSent) {
+      this.cancelWhenSent = cancelWhenSent;
+    }
+
+    void send(HttpClient http, String uri) {
+      response = http.consumeBytes(http.newHttpRequestBuilder().uri(uri).forStreaming().build(), this)
+          .thenApply(answer -> {
+            answer.body().consume();
+            return answer;
+          });
+    }
+
+    @Override
+    public void sent(AsyncBody sentBody) {
+      body = sentBody;
+      if (cancelWhenSent) {
+        sentBody.cancel();
+      }
+    }
+
+    @Override
+    public void consume(List<ByteBuffer> buffers, AsyncBody asyncBody) {
+      buffers.forEach(b -> received.append(StandardCharsets.UTF_8.decode(b)));
+      asyncBody.consume();
+    }
+
+    String received() {
+      return received.toString();
+    }
+
+    void cancel() {
+      AsyncBody b = body;
+      if (b != null) {
+        b.cancel();
+      }
+    }
   }
 }

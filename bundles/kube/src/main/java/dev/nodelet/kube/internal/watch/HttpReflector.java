@@ -229,10 +229,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     current = call;
     CompletableFuture<HttpResponse<AsyncBody>> response;
     try {
-      response = http.consumeBytes(request, (buffers, body) -> {
-        byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
-        serial.execute(() -> received(call, bytes, body));
-      });
+      response = http.consumeBytes(request, call);
     } catch (RuntimeException e) {
       failed(new ReflectorException("cannot watch " + what() + ": " + e, 0, e)); // e.g. the client is closed
       return;
@@ -527,8 +524,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     return bytes;
   }
 
-  /** One list or watch request and what its answer has delivered so far. */
-  private final class Call {
+  /** One list or watch request and what its answer has delivered so far; a watch's consumer of its body. */
+  private final class Call implements AsyncBody.Consumer<List<ByteBuffer>>, EarlyBody {
     final boolean watchList;
     final LineSplitter lines = new LineSplitter();
     /** The body of an answer that is not a 2xx, for its message; null until one arrives. */
@@ -551,6 +548,21 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       inFlight = null; // cancelling goes through the body from now on
       if (cancelled) {
         answerBody.cancel();
+      }
+    }
+
+    @Override
+    public void consume(List<ByteBuffer> buffers, AsyncBody answerBody) {
+      byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
+      serial.execute(() -> received(this, bytes, answerBody));
+    }
+
+    /** The transport sent the request: cancelling ends it from now on, also before its response arrives. */
+    @Override
+    public void sent(AsyncBody early) {
+      body = early;
+      if (cancelled) {
+        early.cancel();
       }
     }
 

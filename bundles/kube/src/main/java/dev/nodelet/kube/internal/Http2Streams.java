@@ -1,0 +1,650 @@
+package dev.nodelet.kube.internal;
+
+import dev.nodelet.kube.internal.jetty.http.HttpField;
+import dev.nodelet.kube.internal.jetty.http.HttpFields;
+import dev.nodelet.kube.internal.jetty.http.HttpURI;
+import dev.nodelet.kube.internal.jetty.http.HttpVersion;
+import dev.nodelet.kube.internal.jetty.http.MetaData;
+import dev.nodelet.kube.internal.jetty.http2.ErrorCode;
+import dev.nodelet.kube.internal.jetty.http2.api.Session;
+import dev.nodelet.kube.internal.jetty.http2.api.Stream;
+import dev.nodelet.kube.internal.jetty.http2.client.HTTP2Client;
+import dev.nodelet.kube.internal.jetty.http2.frames.DataFrame;
+import dev.nodelet.kube.internal.jetty.http2.frames.GoAwayFrame;
+import dev.nodelet.kube.internal.jetty.http2.frames.HeadersFrame;
+import dev.nodelet.kube.internal.jetty.http2.frames.PushPromiseFrame;
+import dev.nodelet.kube.internal.jetty.http2.frames.ResetFrame;
+import dev.nodelet.kube.internal.jetty.http2.frames.SettingsFrame;
+import dev.nodelet.kube.internal.jetty.util.Callback;
+import dev.nodelet.kube.internal.jetty.util.Promise;
+import dev.nodelet.kube.internal.jetty.util.SocketAddressResolver;
+import dev.nodelet.kube.internal.jetty.util.ssl.SslContextFactory;
+import dev.nodelet.kube.internal.watch.EarlyBody;
+import io.fabric8.kubernetes.client.http.AsyncBody;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.http.StandardHttpRequest;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLException;
+
+/**
+ * Streaming GETs (watches) over Jetty's low-level HTTP/2 client: one HTTP/2 stream per request and nothing else kept
+ * for it while it is open, on a small pool of HTTP/2 sessions per API server. A session carries at most the
+ * server's {@code SETTINGS_MAX_CONCURRENT_STREAMS}; when every open one is full, the next is opened, one at a time
+ * (requests wait for it), so N watches take ceil(N / limit) connections and one being opened. The sessions run on the
+ * {@link HTTP2Client} (I/O threads, timer, TLS) of the client's high-level transport.
+ *
+ * <p>Requests come after fabric8's interceptors (authorization, impersonation), so credentials stay fabric8's
+ * business. Body bytes reach the consumer one chunk per {@link AsyncBody#consume()}: the HTTP/2 flow-control window
+ * of a stream is given back only then. Cancelling resets the stream at once, also before its response arrived; a
+ * request still waiting for a session is dropped unsent.
+ */
+final class Http2Streams {
+
+  /** Streams a session is given before the server's SETTINGS say otherwise: none; it is used once they arrive. */
+  private static final int NOT_READY = 0;
+  /** Distinct header fields shared between requests (the same Authorization on every watch) before starting over. */
+  private static final int SHARED_FIELDS = 64;
+  /** Headers of HTTP/1.1 connections, which HTTP/2 forbids. */
+  private static final Set<String> CONNECTION_HEADERS = Set.of("connection", "keep-alive", "proxy-connection",
+      "transfer-encoding", "upgrade", "host", "te");
+
+  private final HTTP2Client http2;
+  private final SslContextFactory.Client ssl;
+  /** The high-level client's, which exists once that client has started. */
+  private final Supplier<SocketAddressResolver> resolver;
+  private final Map<String, Origin> origins = new ConcurrentHashMap<>();
+  private final Map<HttpField, HttpField> sharedFields = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  Http2Streams(HTTP2Client http2, SslContextFactory.Client ssl, Supplier<SocketAddressResolver> resolver) {
+    this.http2 = http2;
+    this.ssl = ssl;
+    this.resolver = resolver;
+  }
+
+  /** Whether this request goes here: a streaming GET over TLS to a server that has not refused HTTP/2. */
+  boolean accepts(StandardHttpRequest request) {
+    if (closed || !request.isForStreaming() || !"GET".equals(request.method()) || request.body() != null
+        || !"https".equalsIgnoreCase(request.uri().getScheme())) {
+      return false;
+    }
+    Origin origin = origins.get(key(request.uri()));
+    return origin == null || !origin.noHttp2;
+  }
+
+  CompletableFuture<HttpResponse<AsyncBody>> send(StandardHttpRequest request,
+      io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+    URI uri = request.uri();
+    Exchange exchange = new Exchange(request, consumer, metaData(request));
+    CompletableFuture<HttpResponse<AsyncBody>> response = exchange.response;
+    if (consumer instanceof EarlyBody early) {
+      early.sent(exchange);
+    }
+    origins.computeIfAbsent(key(uri), k -> new Origin(uri.getHost(), port(uri))).submit(exchange);
+    return response;
+  }
+
+  /** Fails every waiting request and closes every session; their streams end with them. */
+  void close() {
+    closed = true;
+    origins.values().forEach(Origin::close);
+  }
+
+  /** The sessions open now, all servers together (for tests). */
+  int sessions() {
+    return origins.values().stream().mapToInt(Origin::sessions).sum();
+  }
+
+  /** The streams open or being opened now, all servers together (for tests). */
+  int streams() {
+    return origins.values().stream().mapToInt(Origin::streams).sum();
+  }
+
+  private MetaData.Request metaData(StandardHttpRequest request) {
+    URI uri = request.uri();
+    HttpFields.Mutable fields = HttpFields.build();
+    request.headers().forEach((name, values) -> {
+      if (!CONNECTION_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+        values.forEach(value -> fields.add(shared(new HttpField(name, value))));
+      }
+    });
+    String pathQuery = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+    // mutable, so that it can be cleared once sent: the stream keeps its request for good
+    HttpURI.Mutable target = HttpURI.build().scheme(uri.getScheme()).host(uri.getHost()).port(port(uri))
+        .pathQuery(pathQuery);
+    return new MetaData.Request("GET", target, HttpVersion.HTTP_2, fields);
+  }
+
+  /** The same field object for the same header on every request: a token is then held once, not per watch. */
+  private HttpField shared(HttpField field) {
+    HttpField known = sharedFields.putIfAbsent(field, field);
+    if (known != null) {
+      return known;
+    }
+    if (sharedFields.size() > SHARED_FIELDS) {
+      sharedFields.clear();
+    }
+    return field;
+  }
+
+  private static String key(URI uri) {
+    return uri.getHost().toLowerCase(Locale.ROOT) + ":" + port(uri);
+  }
+
+  private static int port(URI uri) {
+    return uri.getPort() == -1 ? 443 : uri.getPort();
+  }
+
+  /** The sessions to one API server and the requests waiting for a stream on one of them. */
+  private final class Origin {
+    private final String host;
+    private final int port;
+    private final List<Connection> connections = new ArrayList<>();
+    private final ArrayDeque<Exchange> waiting = new ArrayDeque<>();
+    /** Whether a session is being opened (only one at a time). */
+    private boolean opening;
+    /** The server negotiated no HTTP/2: its streaming requests take the high-level client. */
+    volatile boolean noHttp2;
+
+    Origin(String host, int port) {
+      this.host = host;
+      this.port = port;
+    }
+
+    void submit(Exchange exchange) {
+      synchronized (this) {
+        if (!closed) {
+          waiting.add(exchange);
+        }
+      }
+      if (closed) {
+        exchange.fail(new IOException("the Kubernetes client is closed"));
+        return;
+      }
+      dispatch();
+    }
+
+    /** Gives waiting requests a stream on a session with room, and opens a session when none has any. */
+    private void dispatch() {
+      List<Exchange> start = new ArrayList<>();
+      List<Connection> on = new ArrayList<>();
+      boolean open = false;
+      synchronized (this) {
+        while (!waiting.isEmpty()) {
+          Exchange next = waiting.peek();
+          if (next.cancelled) {
+            waiting.poll();
+            continue;
+          }
+          Connection room = null;
+          for (Connection c : connections) {
+            if (c.streams < c.maxStreams && !c.session.isClosed()) {
+              room = c;
+              break;
+            }
+          }
+          if (room == null) {
+            if (!opening && !closed) {
+              opening = true;
+              open = true;
+            }
+            break;
+          }
+          waiting.poll();
+          room.streams++;
+          next.connection = room;
+          start.add(next);
+          on.add(room);
+        }
+      }
+      for (int i = 0; i < start.size(); i++) {
+        start.get(i).start(on.get(i).session);
+      }
+      if (open) {
+        connect();
+      }
+    }
+
+    /** Resolves the host without blocking, as the high-level client does, then opens a session. */
+    private void connect() {
+      resolver.get().resolve(host, port, new Promise<>() {
+        @Override
+        public void succeeded(List<InetSocketAddress> addresses) {
+          connect(addresses.get(0));
+        }
+
+        @Override
+        public void failed(Throwable failure) {
+          connectFailed(failure);
+        }
+      });
+    }
+
+    /** The address keeps the host name: TLS sends it (SNI) and verifies the certificate against it. */
+    private void connect(InetSocketAddress address) {
+      Connection connection = new Connection(this);
+      try {
+        http2.connect(ssl, address, connection, new Promise<>() {
+          @Override
+          public void succeeded(Session session) {
+            connection.session = session; // used once the server's SETTINGS arrive
+          }
+
+          @Override
+          public void failed(Throwable failure) {
+            connectFailed(failure);
+          }
+        });
+      } catch (RuntimeException e) {
+        connectFailed(e);
+      }
+    }
+
+    /** The server's first SETTINGS: the session takes streams from now on. */
+    void ready(Connection connection, Session session) {
+      synchronized (this) {
+        connection.session = session;
+        if (closed) {
+          session.close(ErrorCode.NO_ERROR.code, "closed", Callback.NOOP);
+          return;
+        }
+        connections.add(connection);
+        opening = false;
+      }
+      dispatch();
+    }
+
+    private void connectFailed(Throwable failure) {
+      List<Exchange> failed;
+      synchronized (this) {
+        opening = false;
+        failed = new ArrayList<>(waiting);
+        waiting.clear();
+      }
+      if (isNoHttp2(failure)) {
+        // the server offers no HTTP/2 over ALPN: this server's streaming requests take the high-level client
+        noHttp2 = true;
+      }
+      IOException error = new IOException("cannot connect to " + host + ":" + port + ": " + failure, failure);
+      failed.forEach(exchange -> exchange.fail(error));
+    }
+
+    void closed(Connection connection) {
+      boolean wasReady;
+      synchronized (this) {
+        wasReady = connections.remove(connection);
+      }
+      if (wasReady) {
+        dispatch();
+      } else {
+        connectFailed(new IOException("the connection closed before the server's SETTINGS"));
+      }
+    }
+
+    void released(Connection connection) {
+      synchronized (this) {
+        connection.streams--;
+      }
+      dispatch();
+    }
+
+    void close() {
+      List<Exchange> failed;
+      List<Connection> open;
+      synchronized (this) {
+        failed = new ArrayList<>(waiting);
+        waiting.clear();
+        open = new ArrayList<>(connections);
+        connections.clear();
+      }
+      IOException error = new IOException("the Kubernetes client is closed");
+      failed.forEach(exchange -> exchange.fail(error));
+      open.forEach(c -> c.session.close(ErrorCode.NO_ERROR.code, "closed", Callback.NOOP));
+    }
+
+    synchronized int sessions() {
+      return connections.size();
+    }
+
+    synchronized int streams() {
+      return connections.stream().mapToInt(c -> c.streams).sum();
+    }
+
+    private static boolean isNoHttp2(Throwable failure) {
+      for (Throwable t = failure; t != null; t = t.getCause()) {
+        if (t instanceof SSLException && String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT).contains("alpn")
+            || String.valueOf(t.getMessage()).contains("ALPN")) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /** One HTTP/2 session of an origin and the streams it carries. */
+  private static final class Connection extends Session.Listener.Adapter {
+    private final Origin origin;
+    volatile Session session;
+    /** The server's limit; {@link #NOT_READY} until its SETTINGS arrive. Guarded by the origin. */
+    int maxStreams = NOT_READY;
+    /** Streams started and not yet ended. Guarded by the origin. */
+    int streams;
+
+    Connection(Origin origin) {
+      this.origin = origin;
+    }
+
+    @Override
+    public void onSettings(Session session, SettingsFrame frame) {
+      Integer max = frame.getSettings().get(SettingsFrame.MAX_CONCURRENT_STREAMS);
+      boolean first;
+      synchronized (origin) {
+        first = maxStreams == NOT_READY;
+        maxStreams = max == null ? (first ? Integer.MAX_VALUE : maxStreams) : Math.max(1, max);
+      }
+      if (first) {
+        origin.ready(this, session);
+      } else {
+        origin.dispatch(); // a larger limit gives room
+      }
+    }
+
+    @Override
+    public boolean onIdleTimeout(Session session) {
+      synchronized (origin) {
+        return streams == 0; // a quiet watch is not idle
+      }
+    }
+
+    @Override
+    public void onClose(Session session, GoAwayFrame frame) {
+      origin.closed(this);
+    }
+
+    @Override
+    public void onFailure(Session session, Throwable failure) {
+      origin.closed(this);
+    }
+  }
+
+  /**
+   * One streaming request: the Jetty stream's listener, fabric8's body of its response, and the promise of its
+   * stream. All of it is what a watch holds while it is open.
+   */
+  private static final class Exchange extends Stream.Listener.Adapter implements AsyncBody, Promise<Stream> {
+    /** Until the response arrives. */
+    private StandardHttpRequest request;
+    private final io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer;
+    /** Until sent; the request's target is cleared once the response arrives. */
+    private MetaData.Request metaData;
+    /** Until completed: the stream must not keep the response (its headers) for the life of a watch. */
+    private CompletableFuture<HttpResponse<AsyncBody>> response = new CompletableFuture<>();
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+    volatile Connection connection;
+    volatile boolean cancelled;
+    private Stream stream;
+    /** The data callback held until the consumer asks for more: the flow-control window is given back then. */
+    private Callback unconsumed;
+    private boolean released;
+
+    Exchange(StandardHttpRequest request,
+        io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer, MetaData.Request metaData) {
+      this.request = request;
+      this.consumer = consumer;
+      this.metaData = metaData;
+    }
+
+    void start(Session session) {
+      if (cancelled) {
+        release();
+        return;
+      }
+      session.newStream(new HeadersFrame(metaData, null, true), this, this);
+    }
+
+    // ---- Promise<Stream>: the stream is open (or could not be) ----
+
+    @Override
+    public void succeeded(Stream opened) {
+      boolean reset;
+      synchronized (this) {
+        stream = opened;
+        reset = cancelled;
+      }
+      if (reset) {
+        reset(opened);
+      }
+    }
+
+    @Override
+    public void failed(Throwable failure) {
+      fail(failure);
+    }
+
+    // ---- Stream.Listener ----
+
+    @Override
+    public void onHeaders(Stream s, HeadersFrame frame) {
+      synchronized (this) {
+        stream = s;
+      }
+      if (frame.getMetaData() instanceof MetaData.Response answer) {
+        if (metaData != null && metaData.getURI() instanceof HttpURI.Mutable target) {
+          target.clear(); // sent: the stream holds the request for good, its target need not be kept
+        }
+        Answer answered = new Answer(request, answer.getStatus(), answer.getFields(), this);
+        metaData = null;
+        request = null;
+        CompletableFuture<HttpResponse<AsyncBody>> r = takeResponse();
+        if (r != null) {
+          r.complete(answered);
+        }
+      }
+      if (frame.isEndStream()) {
+        end();
+      }
+    }
+
+    @Override
+    public void onBeforeData(Stream s) {
+      // no demand: data waits in Jetty's queue until the consumer asks for it
+    }
+
+    @Override
+    public void onData(Stream s, DataFrame frame, Callback callback) {
+      if (cancelled) {
+        callback.succeeded();
+        return;
+      }
+      ByteBuffer data = frame.getData();
+      ByteBuffer copy = ByteBuffer.allocate(data.remaining()).put(data).flip(); // Jetty reuses its buffers
+      synchronized (this) {
+        unconsumed = callback;
+      }
+      try {
+        if (copy.hasRemaining()) {
+          consumer.consume(List.of(copy), this);
+        } else if (!frame.isEndStream()) {
+          consume(); // an empty frame asks for nothing: read on
+        }
+      } catch (Exception e) {
+        cancel();
+        done.completeExceptionally(e);
+        return;
+      }
+      if (frame.isEndStream()) {
+        Callback c = takeUnconsumed();
+        if (c != null) {
+          c.succeeded();
+        }
+        end();
+      }
+    }
+
+    @Override
+    public void onReset(Stream s, ResetFrame frame) {
+      fail(new IOException("the API server reset the stream (" + ErrorCode.toString(frame.getError(), "error "
+          + frame.getError()) + ")"));
+    }
+
+    @Override
+    public void onFailure(Stream s, int error, String reason, Throwable failure, Callback callback) {
+      fail(failure != null ? failure : new IOException("the stream failed: " + reason));
+      callback.succeeded();
+    }
+
+    @Override
+    public boolean onIdleTimeout(Stream s, Throwable timeout) {
+      return false; // a watch may be quiet for minutes: the server ends it
+    }
+
+    @Override
+    public void onClosed(Stream s) {
+      release();
+    }
+
+    @Override
+    public Stream.Listener onPush(Stream s, PushPromiseFrame frame) {
+      return null; // refused: an API server pushes nothing
+    }
+
+    // ---- AsyncBody ----
+
+    @Override
+    public void consume() {
+      Stream s;
+      Callback c;
+      synchronized (this) {
+        s = stream;
+        c = unconsumed;
+        unconsumed = null;
+      }
+      if (c != null) {
+        c.succeeded();
+      }
+      if (s != null && !cancelled) {
+        s.demand(1);
+      }
+    }
+
+    @Override
+    public CompletableFuture<Void> done() {
+      return done;
+    }
+
+    @Override
+    public void cancel() {
+      Stream s;
+      Callback c;
+      synchronized (this) {
+        if (cancelled) {
+          return;
+        }
+        cancelled = true;
+        s = stream;
+        c = unconsumed;
+        unconsumed = null;
+      }
+      if (c != null) {
+        c.succeeded();
+      }
+      if (s != null) {
+        reset(s);
+      }
+      // before the stream: start() or succeeded() resets it, or the origin drops it unsent
+      done.cancel(false);
+      CompletableFuture<HttpResponse<AsyncBody>> r = takeResponse();
+      if (r != null) {
+        r.completeExceptionally(new CancellationException("the request was cancelled"));
+      }
+    }
+
+    // ----
+
+    void fail(Throwable failure) {
+      release();
+      CompletableFuture<HttpResponse<AsyncBody>> r = takeResponse();
+      if (r != null) {
+        r.completeExceptionally(failure);
+      }
+      done.completeExceptionally(failure);
+    }
+
+    private void end() {
+      done.complete(null);
+      release();
+    }
+
+    private synchronized CompletableFuture<HttpResponse<AsyncBody>> takeResponse() {
+      CompletableFuture<HttpResponse<AsyncBody>> r = response;
+      response = null;
+      return r;
+    }
+
+    private synchronized Callback takeUnconsumed() {
+      Callback c = unconsumed;
+      unconsumed = null;
+      return c;
+    }
+
+    private void reset(Stream s) {
+      s.reset(new ResetFrame(s.getId(), ErrorCode.CANCEL_STREAM_ERROR.code), Callback.NOOP);
+      release();
+    }
+
+    /** The stream's place on its session is free: once, whichever way it ended. */
+    private void release() {
+      Connection c;
+      synchronized (this) {
+        if (released) {
+          return;
+        }
+        released = true;
+        c = connection;
+      }
+      if (c != null) {
+        c.origin.released(c);
+      }
+    }
+  }
+
+  /** The response of a streaming request: its status and headers, and the exchange as its body. */
+  private record Answer(HttpRequest request, int code, HttpFields fields, AsyncBody body)
+      implements HttpResponse<AsyncBody> {
+
+    @Override
+    public List<String> headers(String name) {
+      return fields.getValuesList(name);
+    }
+
+    @Override
+    public Map<String, List<String>> headers() {
+      Map<String, List<String>> headers = new LinkedHashMap<>();
+      for (HttpField field : fields) {
+        headers.computeIfAbsent(field.getName(), k -> new ArrayList<>()).add(field.getValue());
+      }
+      return headers;
+    }
+
+    @Override
+    public Optional<HttpResponse<?>> previousResponse() {
+      return Optional.empty();
+    }
+  }
+}
