@@ -128,7 +128,8 @@ final class Http2Streams {
     // mutable, so that it can be cleared once sent: the stream keeps its request for good
     HttpURI.Mutable target = HttpURI.build().scheme(uri.getScheme()).host(uri.getHost()).port(port(uri))
         .pathQuery(pathQuery);
-    return new MetaData.Request("GET", target, HttpVersion.HTTP_2, fields);
+    // this constructor keeps the target as given (the shorter ones keep an immutable copy)
+    return new MetaData.Request(System.nanoTime(), "GET", target, HttpVersion.HTTP_2, fields, -1, null);
   }
 
   /** The same field object for the same header on every request: a token is then held once, not per watch. */
