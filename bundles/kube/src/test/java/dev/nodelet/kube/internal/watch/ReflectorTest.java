@@ -15,6 +15,10 @@ import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,12 +37,34 @@ class ReflectorTest {
   private KubernetesClient client;
   private final List<ReflectorEngine> engines = new ArrayList<>();
 
+  /** Whether the server speaks TLS, where the client's watches are HTTP/2 streams; plain HTTP/1.1 otherwise. */
+  boolean tls() {
+    return false;
+  }
+
   void startServer(int historySize) {
-    server = EmbeddedApiServer.builder().historySize(historySize).build().start();
+    if (server != null) {
+      client.close();
+      admin.close();
+      server.close();
+    }
+    EmbeddedApiServer.Builder builder = EmbeddedApiServer.builder().historySize(historySize);
+    server = (tls() ? builder.tls() : builder).build().start();
     admin = server.newClient();
     // Nodelet's own client: no HTTP logging, no retries of its own
-    client = new KubeClientFactory().create(KubeSettings.builder().masterUrl(server.url()).nodeName("node-a")
-        .build());
+    KubeSettings.Builder settings = KubeSettings.builder().nodeName("node-a");
+    if (tls()) {
+      try {
+        Path kubeconfig = Files.createTempFile("reflector-test", ".kubeconfig");
+        kubeconfig.toFile().deleteOnExit();
+        settings.kubeconfig(server.writeKubeconfig(kubeconfig).toString());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    } else {
+      settings.masterUrl(server.url());
+    }
+    client = new KubeClientFactory().create(settings.build());
   }
 
   @BeforeEach
