@@ -6,6 +6,7 @@ import dev.nodelet.kube.internal.jetty.http.HttpURI;
 import dev.nodelet.kube.internal.jetty.http.HttpVersion;
 import dev.nodelet.kube.internal.jetty.http.MetaData;
 import dev.nodelet.kube.internal.jetty.http2.ErrorCode;
+import dev.nodelet.kube.internal.jetty.http2.HTTP2Session;
 import dev.nodelet.kube.internal.jetty.http2.api.Session;
 import dev.nodelet.kube.internal.jetty.http2.api.Stream;
 import dev.nodelet.kube.internal.jetty.http2.client.HTTP2Client;
@@ -144,6 +145,16 @@ final class Http2Streams {
     return field;
   }
 
+  /** GOAWAY, then the connection itself: a server need not close it when a client says it is going. */
+  private static void end(Session session) {
+    Runnable disconnect = () -> {
+      if (session instanceof HTTP2Session http2Session) {
+        http2Session.disconnect();
+      }
+    };
+    session.close(ErrorCode.NO_ERROR.code, "closed", Callback.from(disconnect, failure -> disconnect.run()));
+  }
+
   private static String key(URI uri) {
     return uri.getHost().toLowerCase(Locale.ROOT) + ":" + port(uri);
   }
@@ -262,7 +273,7 @@ final class Http2Streams {
       synchronized (this) {
         connection.session = session;
         if (closed) {
-          session.close(ErrorCode.NO_ERROR.code, "closed", Callback.NOOP);
+          end(session);
           return;
         }
         connections.add(connection);
@@ -287,20 +298,32 @@ final class Http2Streams {
     }
 
     void closed(Connection connection) {
-      boolean wasReady;
+      boolean beforeReady;
       synchronized (this) {
-        wasReady = connections.remove(connection);
+        beforeReady = !connections.remove(connection) && connection.maxStreams == NOT_READY;
       }
-      if (wasReady) {
-        dispatch();
-      } else {
+      if (beforeReady) {
         connectFailed(new IOException("the connection closed before the server's SETTINGS"));
+      } else {
+        dispatch();
       }
     }
 
+    /**
+     * A stream ended. A session left without streams is closed while another is open and no request waits: new
+     * streams go to the first sessions with room, so after watches end the later sessions drain and go.
+     */
     void released(Connection connection) {
+      Session surplus = null;
       synchronized (this) {
         connection.streams--;
+        if (connection.streams == 0 && waiting.isEmpty() && connections.size() > 1
+            && connections.remove(connection)) {
+          surplus = connection.session;
+        }
+      }
+      if (surplus != null) {
+        end(surplus);
       }
       dispatch();
     }
@@ -316,7 +339,7 @@ final class Http2Streams {
       }
       IOException error = new IOException("the Kubernetes client is closed");
       failed.forEach(exchange -> exchange.fail(error));
-      open.forEach(c -> c.session.close(ErrorCode.NO_ERROR.code, "closed", Callback.NOOP));
+      open.forEach(c -> end(c.session));
     }
 
     synchronized int sessions() {

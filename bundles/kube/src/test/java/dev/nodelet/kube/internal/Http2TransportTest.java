@@ -87,6 +87,16 @@ class Http2TransportTest {
       watches.subList(0, 50).forEach(Watch::cancel);
       await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps") == WATCHES - 50);
       await().atMost(Duration.ofSeconds(10)).until(() -> streams.streams() == WATCHES - 50);
+
+      // once every watch has ended, one session stays for the next ones and the others close
+      watches.forEach(Watch::cancel);
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        assertThat(server.openWatches("configmaps")).isZero();
+        assertThat(streams.streams()).isZero();
+        assertThat(streams.sessions()).as("sessions").isEqualTo(1);
+        // that session and the connection of the writes above (requests that are not watches)
+        assertThat(server.openConnections()).as("server connections").isEqualTo(2);
+      });
     } finally {
       client.close();
     }
