@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import javax.inject.Inject;
 import org.junit.Test;
@@ -37,6 +38,10 @@ import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.Constants;
+import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.framework.ServiceEvent;
+import org.osgi.framework.ServiceListener;
+import org.osgi.framework.ServiceReference;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.runtime.ServiceComponentRuntime;
 import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
@@ -191,19 +196,32 @@ public class FelixKubeIT extends NodeletTestSupport {
   @Test
   public void anInvalidConfigurationChangeKeepsTheClientOfTheLastGoodOne() throws Exception {
     configureForApiServer();
-    // the component registers NodeIdentity just after it is active; its metrics and health checks come with it
+    // the component registers its metrics and health checks with the client
     await().atMost(WAIT).until(this::kubeServices,
         s -> s.containsAll(List.of(KUBERNETES_CLIENT, NodeIdentity.class.getName(), HEALTH_CHECK)));
     Set<String> registered = kubeServices();
-
-    configureKube(Map.of("master.url", "not a url", "node.name", NODE_NAME));
-    assertEquals(registered, kubeServices());
-    configureKube(Map.of("master.url", System.getProperty(API_SERVER_URL_PROPERTY), "request.timeout", -1));
-    assertEquals(registered, kubeServices());
-
-    try (Tracked<KubernetesClient> client = track(KubernetesClient.class, nodeFilter())) {
-      assertEquals(SEEDED_VALUE, client.await().configMaps().inNamespace("default").withName(SEEDED_CONFIGMAP)
-          .get().getData().get(SEEDED_KEY));
+    AtomicInteger clientRegistrations = new AtomicInteger();
+    ServiceListener counter = event -> {
+      if (event.getType() == ServiceEvent.REGISTERED) {
+        clientRegistrations.incrementAndGet();
+      }
+    };
+    bundleContext.addServiceListener(counter, "(" + Constants.OBJECTCLASS + "=" + KUBERNETES_CLIENT + ")");
+    try {
+      offerRefusedKubeConfiguration(Map.of("master.url", "not a url", "node.name", NODE_NAME));
+      offerRefusedKubeConfiguration(Map.of("master.url", System.getProperty(API_SERVER_URL_PROPERTY),
+          "request.timeout", -1));
+      try (Tracked<KubernetesClient> client = track(KubernetesClient.class, nodeFilter())) {
+        assertEquals(SEEDED_VALUE, client.await().configMaps().inNamespace("default").withName(SEEDED_CONFIGMAP)
+            .get().getData().get(SEEDED_KEY));
+      }
+      // a valid configuration after the two refused ones: once it is in service, the refused ones were taken, and
+      // the client of the last good configuration was replaced only for the valid one
+      configureForApiServer();
+      assertEquals(1, clientRegistrations.get());
+      assertEquals(registered, kubeServices());
+    } finally {
+      bundleContext.removeServiceListener(counter);
     }
   }
 
@@ -236,20 +254,59 @@ public class FelixKubeIT extends NodeletTestSupport {
   }
 
   /**
-   * Replaces the configuration of {@code dev.nodelet.kube} through Config Admin and waits until the component is
-   * active with it: from then on, the services of that activation are registered or, for a bad value, not.
+   * Replaces the configuration of {@code dev.nodelet.kube} with a valid one through Config Admin and waits until the
+   * component has registered the client, reflectors and node identity of it. SCR shows the new properties before it
+   * calls the component's modified method, so "active with these properties" alone would let a test find the
+   * services of the previous configuration, about to be closed.
    */
-  private void configureKube(Map<String, ?> values) throws IOException {
+  private void configureKube(Map<String, ?> values) throws Exception {
+    long lastServiceBefore = lastServiceId();
+    String generation = updateKubeConfiguration(values);
+    await().atMost(WAIT).until(() -> activeWith(generation)
+        && registeredAfter(lastServiceBefore).containsAll(List.of(KUBERNETES_CLIENT, Reflectors.class.getName(),
+            NodeIdentity.class.getName())));
+  }
+
+  /**
+   * Gives {@code dev.nodelet.kube} a configuration it must refuse and waits until SCR has taken it; nothing shows the
+   * refusal itself, so a test that asserts on its effect follows it with a valid configuration (updates reach the
+   * component in order).
+   */
+  private void offerRefusedKubeConfiguration(Map<String, ?> values) throws Exception {
+    String generation = updateKubeConfiguration(values);
+    await().atMost(WAIT).until(() -> activeWith(generation));
+  }
+
+  private String updateKubeConfiguration(Map<String, ?> values) throws IOException {
     String generation = UUID.randomUUID().toString();
     Hashtable<String, Object> properties = new Hashtable<>(values);
     properties.put(GENERATION_PROPERTY, generation);
     try (Tracked<ConfigurationAdmin> configurationAdmin = track(ConfigurationAdmin.class, null)) {
       // "?" binds the configuration to whichever bundle asks for it: SCR on behalf of nodelet-kube
-      org.osgi.service.cm.Configuration configuration =
-          configurationAdmin.await().getConfiguration(KUBE_PID, "?");
-      configuration.update(properties);
-      await().atMost(WAIT).until(() -> activeWith(generation));
+      configurationAdmin.await().getConfiguration(KUBE_PID, "?").update(properties);
     }
+    return generation;
+  }
+
+  /** The highest service id in the framework: ids only grow, so a later registration has a higher one. */
+  private long lastServiceId() throws InvalidSyntaxException {
+    long last = 0;
+    for (ServiceReference<?> reference : bundleContext.getAllServiceReferences(null, null)) {
+      last = Math.max(last, (Long) reference.getProperty(Constants.SERVICE_ID));
+    }
+    return last;
+  }
+
+  /** The services that nodelet-kube has registered since the service with the given id. */
+  private Set<String> registeredAfter(long serviceId) {
+    Set<String> names = new TreeSet<>();
+    ServiceReference<?>[] references = kubeBundle().getRegisteredServices();
+    for (ServiceReference<?> reference : references == null ? new ServiceReference<?>[0] : references) {
+      if ((Long) reference.getProperty(Constants.SERVICE_ID) > serviceId) {
+        names.addAll(List.of((String[]) reference.getProperty(Constants.OBJECTCLASS)));
+      }
+    }
+    return names;
   }
 
   private boolean activeWith(String generation) {

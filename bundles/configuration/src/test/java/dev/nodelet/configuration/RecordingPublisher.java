@@ -56,6 +56,14 @@ public final class RecordingPublisher implements ServicePublisher {
         .findFirst();
   }
 
+  /** @return the registered health checks by their name ({@code hc.name}) */
+  public synchronized Map<String, HealthCheck> healthChecks() {
+    Map<String, HealthCheck> checks = new LinkedHashMap<>();
+    services(HealthCheck.class).forEach(check -> checks.put((String) registered.get(check).get(HealthCheck.NAME),
+        check));
+    return checks;
+  }
+
   /** @return the status and first message of the registered health check, e.g. "CRITICAL port: must be ..." */
   public String health() {
     Result result = check().execute();

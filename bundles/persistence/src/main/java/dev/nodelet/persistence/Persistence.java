@@ -91,6 +91,19 @@ public final class Persistence implements AutoCloseable {
         plural -> MvDiskStore.open(options, type, encrypt ? cipher : null));
   }
 
+  /**
+   * Commits what every store holds in memory now, without waiting for the commit delay: once this returns, a process
+   * killed at any moment leaves those writes readable on disk (a test that kills its node, say).
+   *
+   * @throws IllegalStateException if this directory is closed
+   */
+  public synchronized void commit() {
+    if (closed) {
+      throw new IllegalStateException("the persistence directory " + options.directory() + " is closed");
+    }
+    stores.values().forEach(MvDiskStore::commit);
+  }
+
   /** Commits and closes every store. Idempotent. */
   @Override
   public synchronized void close() {

@@ -10,7 +10,7 @@
  * key, or damaged is moved aside and a fresh one is started.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package dev.nodelet.persistence;
 
 import org.osgi.annotation.bundle.Export;

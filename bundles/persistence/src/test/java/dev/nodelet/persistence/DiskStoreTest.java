@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -265,6 +266,36 @@ class DiskStoreTest {
     assertThat(asideFiles()).isEmpty();
     try (Persistence persistence = Persistence.open(options)) {
       assertThat(persistence.store(ResourceType.CONFIG_MAPS).load()).hasSize(1);
+    }
+  }
+
+  @Test
+  void aCommitPutsWhatWasWrittenOnDiskWithoutWaitingForTheCommitDelay() throws IOException {
+    // an hour: no background commit during the test; the files copied stand for what a kill would leave
+    PersistenceOptions options = options("node-a").withCommitDelay(Duration.ofHours(1));
+    try (Persistence persistence = Persistence.open(options)) {
+      DiskStore<ConfigMap> store = persistence.store(ResourceType.CONFIG_MAPS);
+      store.put(configMap("a", "uid-a", "5", "one"));
+      assertThat(loadAfterAKill(options, "before")).isEmpty();
+      persistence.commit();
+      assertThat(loadAfterAKill(options, "after")).singleElement()
+          .satisfies(s -> assertThat(s.object().getData()).containsEntry("k", "one"));
+    }
+    Persistence closed = Persistence.open(options);
+    closed.close();
+    assertThatThrownBy(closed::commit).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+  }
+
+  /** The ConfigMaps in a copy of the store's files as they are now on disk, opened as a restarted node would. */
+  private List<StoredObject<ConfigMap>> loadAfterAKill(PersistenceOptions options, String copy) throws IOException {
+    Path copied = Files.createDirectory(dir.resolve(copy));
+    try (Stream<Path> files = Files.list(options.directory())) {
+      for (Path file : files.toList()) {
+        Files.copy(file, copied.resolve(file.getFileName()));
+      }
+    }
+    try (Persistence restarted = Persistence.open(PersistenceOptions.of(copied, "node-a", options.keyFile()))) {
+      return restarted.store(ResourceType.CONFIG_MAPS).load();
     }
   }
 

@@ -15,6 +15,7 @@ import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.util.List;
 import java.util.Map;
+import org.apache.felix.hc.api.HealthCheck;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -74,7 +75,9 @@ public final class DraComponent implements DraStatus, MultiCollector {
     this.reflectors = reflectors;
     this.identity = identity;
     this.configuration = LastGoodConfiguration.waiting(PID, "the DRA node controller", DraOptions::from, publisher)
-        .publishing(this, Map.of(), DraStatus.class).closing(controller);
+        .publishing(this, Map.of(), DraStatus.class)
+        .publishing(new DraPublishingHealthCheck(this), DraPublishingHealthCheck.PROPERTIES, HealthCheck.class)
+        .closing(controller);
     modified(config, properties);
   }
 

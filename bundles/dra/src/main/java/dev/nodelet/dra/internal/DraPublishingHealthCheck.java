@@ -7,24 +7,19 @@ import java.util.TreeMap;
 import org.apache.felix.hc.api.FormattingResultLog;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
-import org.osgi.service.component.annotations.Activate;
-import org.osgi.service.component.annotations.Component;
-import org.osgi.service.component.annotations.Reference;
 
 /**
  * Readiness and the condition {@code nodelet.slices.published}: every DRA driver's resources are published (no
- * driver backing off after a failed sync). Reads the controller's status, so it never asks the API server.
+ * driver backing off after a failed sync). Registered with the controller's status by {@link DraComponent}; reads
+ * that status, so it never asks the API server.
+ *
+ * @param status the controller's status
  */
-@Component(property = {HealthCheck.NAME + "=nodelet-dra-publishing", HealthCheck.TAGS + "=nodelet",
-    HealthCheck.TAGS + "=nodelet-dra-publishing"})
-public final class DraPublishingHealthCheck implements HealthCheck {
+record DraPublishingHealthCheck(DraStatus status) implements HealthCheck {
 
-  private final DraStatus status;
-
-  @Activate
-  public DraPublishingHealthCheck(@Reference(name = "status") DraStatus status) {
-    this.status = status;
-  }
+  /** The check's service properties. */
+  static final Map<String, Object> PROPERTIES = Map.of(HealthCheck.NAME, "nodelet-dra-publishing",
+      HealthCheck.TAGS, new String[] {"nodelet", "nodelet-dra-publishing"});
 
   @Override
   public Result execute() {

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import org.apache.felix.hc.api.HealthCheck;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -27,7 +28,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Registers the {@link KubernetesClient}, {@link Reflectors} and {@link NodeIdentity} services for configuration
- * {@value #PID}.
+ * {@value #PID}, and the readiness checks of the API server and of the node with them.
  *
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
  * registers nothing at all: the component waits, and a health check holds readiness naming the key
@@ -133,20 +134,26 @@ public final class KubeComponent {
     return new Connection(settings, client, reflectors, identity, unpublish);
   }
 
-  /** The client, its reflectors and its node identity as services, with the node name as a property. */
+  /**
+   * The client, its reflectors and its node identity as services, with the node name as a property, and the
+   * readiness checks of the API server and of the node.
+   */
   private static Publisher publisher(ServicePublisher services) {
     return (client, reflectors, identity, nodeName) -> {
       Map<String, Object> properties = Map.of(NodeIdentity.NODE_NAME_PROPERTY, nodeName);
-      ServicePublisher.Registration clientRegistration =
-          services.register(List.of(KubernetesClient.class.getName()), client, properties);
-      ServicePublisher.Registration reflectorsRegistration =
-          services.register(List.of(Reflectors.class.getName()), reflectors, properties);
-      ServicePublisher.Registration identityRegistration =
-          services.register(List.of(NodeIdentity.class.getName()), identity, properties);
+      List<ServicePublisher.Registration> registrations = List.of(
+          services.register(List.of(KubernetesClient.class.getName()), client, properties),
+          services.register(List.of(Reflectors.class.getName()), reflectors, properties),
+          services.register(List.of(NodeIdentity.class.getName()), identity, properties),
+          services.register(List.of(HealthCheck.class.getName()), new ApiServerHealthCheck(client),
+              ApiServerHealthCheck.PROPERTIES),
+          services.register(List.of(HealthCheck.class.getName()), new NodeIdentityHealthCheck(identity),
+              NodeIdentityHealthCheck.PROPERTIES));
       return () -> {
-        identityRegistration.unregister();
-        reflectorsRegistration.unregister();
-        clientRegistration.unregister();
+        // the last registered goes first: no consumer is left with an identity whose client went
+        for (int i = registrations.size() - 1; i >= 0; i--) {
+          registrations.get(i).unregister();
+        }
       };
     };
   }

@@ -9,6 +9,8 @@ import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.List;
 import java.util.Map;
+import org.apache.felix.hc.api.HealthCheck;
+import org.apache.felix.hc.api.Result;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -94,7 +96,11 @@ class KubeComponentTest {
 
     component.modified(config(Map.of("master.url", server.url(), "node.name", "node-a")));
     assertThat(nodes(KubernetesClient.class)).containsExactly("node-a");
-    assertThat(registry.healthCheck()).isEmpty();
+    // the waiting check went; the checks of the API server and of the node came with the client
+    assertThat(registry.healthChecks()).containsOnlyKeys("nodelet-apiserver", "nodelet-node");
+    Map<String, HealthCheck> checks = registry.healthChecks();
+    assertThat(checks.get("nodelet-apiserver").execute().getStatus()).isEqualTo(Result.Status.OK);
+    assertThat(checks.get("nodelet-node").execute().getStatus()).isEqualTo(Result.Status.TEMPORARILY_UNAVAILABLE);
     component.deactivate();
     assertThat(registry.registered).isEmpty();
     component = null;

@@ -307,6 +307,11 @@ public final class MvDiskStore<T extends HasMetadata> implements DiskStore<T> {
     return file;
   }
 
+  /** Commits what is pending now, on the caller's thread. */
+  public void commit() {
+    store.commit();
+  }
+
   /** Commits what is pending and closes the file; its background thread ends. */
   public void close() {
     try {

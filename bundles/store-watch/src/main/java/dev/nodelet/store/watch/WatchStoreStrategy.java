@@ -87,6 +87,8 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   private final Duration restoredGrace;
   private final Set<WatchObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
   private volatile boolean retiring;
+  /** With manual ticks: when, by the clock, the slots of watches that a resize or a closed store ended are free. */
+  private volatile long refillAt = -1;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WatchStoreStrategy(Builder builder) {
@@ -100,7 +102,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
       this.reflectors = ownEngine;
     }
     this.clock = builder.clock;
-    this.budget = new WatchBudget(builder.maxWatches);
+    this.budget = new WatchBudget(builder.maxWatches, builder.clock::millis);
     this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval, budget,
         polledTtl(builder.polledTtl, builder.nodeAnnotations));
     this.metrics = builder.metrics.instruments();
@@ -147,12 +149,19 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     fillBudgets();
   }
 
-  /** Moves polled objects to the free slots now, and again once the slots of watches just closed are free too. */
+  /**
+   * Moves polled objects to the free slots now, and again once the slots of watches just closed are free too: on the
+   * timer, or with manual ticks at the first {@link #tick()} after the grace by the clock.
+   */
   private void fillBudgets() {
     openStores.forEach(WatchObjectStore::fillBudget);
+    if (settings.sweepInterval().isZero()) {
+      refillAt = clock.millis() + WatchBudget.CLOSE_GRACE_MILLIS;
+      return;
+    }
     try {
-      timer.schedule(() -> openStores.forEach(WatchObjectStore::fillBudget), WatchBudget.CLOSE_GRACE,
-          TimeUnit.NANOSECONDS);
+      timer.schedule(() -> openStores.forEach(WatchObjectStore::fillBudget), WatchBudget.CLOSE_GRACE_MILLIS,
+          TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       // the strategy is closed
     }
@@ -215,14 +224,20 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   }
 
   /**
-   * Looks for idle watches in every open store and stops them, and takes the clock's time for the access times that
-   * follow: what the strategy's timer does every sweep interval, unless it was built with
+   * Looks for idle watches in every open store and stops them, takes the clock's time for the access times that
+   * follow, and opens the watches of polled objects whose slot was waiting for a closed watch's grace (a quarter of
+   * a second by the clock) to pass: what the strategy's timer does, unless it was built with
    * {@link Builder#manualTicks()}, when only this does it.
    *
    * @since 1.1
    */
   public void tick() {
     openStores.forEach(WatchObjectStore::sweep);
+    long at = refillAt;
+    if (at >= 0 && clock.millis() - at >= 0) {
+      refillAt = -1;
+      openStores.forEach(WatchObjectStore::fillBudget);
+    }
   }
 
   /**

@@ -190,6 +190,8 @@ class WatchBudgetTest {
     assertThat(value(name(15))).isEqualTo("1");
     List<String> demoted = inState(5, ObjectState.POLLED);
     assertThat(demoted).hasSize(1);
+    awaitGraceThenTick(name(15), 4);
+    assertThat(watches(demoted.get(0))).isZero();
     await().atMost(WAIT).until(() -> watches(name(15)) == 1);
     assertThat(state(name(15))).isEqualTo(ObjectState.RUNNING);
     assertThat(watches(demoted.get(0))).isZero();
@@ -200,6 +202,53 @@ class WatchBudgetTest {
     // its updates come through the watch now, with the clock standing still
     put(name(15), "2");
     await().atMost(WAIT).until(() -> value(name(15)).equals("2"));
+    assertWithinBudget(5);
+  }
+
+  /**
+   * A promoted object stays polled, its watch unopened, until the grace of the watch it displaced has passed on the
+   * clock: the server ends that watch (its count drops to {@code othersOpen}), then the clock moves past the grace
+   * and the strategy ticks.
+   */
+  private void awaitGraceThenTick(String promoted, int othersOpen) {
+    await().atMost(WAIT).untilAsserted(() -> assertThat(watches()).as("watches open on the server; polled: %s",
+        inState(20, ObjectState.POLLED)).isEqualTo(othersOpen));
+    assertThat(state(promoted)).as("promoted, polled until the grace has passed").isEqualTo(ObjectState.POLLED);
+    assertThat(watches(promoted)).isZero();
+    clock.advance(Duration.ofMillis(WatchBudget.CLOSE_GRACE_MILLIS - 1));
+    strategy.tick();
+    assertThat(state(promoted)).as("1 ms before the grace has passed").isEqualTo(ObjectState.POLLED);
+    clock.advance(Duration.ofMillis(1));
+    strategy.tick();
+  }
+
+  @Test
+  void aPromotedObjectIsPolledUntilItsWatchDelivers() {
+    start(5);
+    referenceObjects(20);
+    assertWithinBudget(5);
+    clock.advance(Duration.ofSeconds(10));
+    strategy.tick();
+    assertThat(value(name(15))).isEqualTo("1");
+    // the watch that is to replace its polling cannot sync
+    api.server().failNext(Verb.WATCH, "configmaps", 1_000, 500);
+    api.server().failNext(Verb.LIST, "configmaps", 1_000, 500);
+    long watchRequests = server(Verb.WATCH);
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(value(name(15))).isEqualTo("1");
+    awaitGraceThenTick(name(15), 4);
+    await().atMost(WAIT).until(() -> server(Verb.WATCH) > watchRequests);
+
+    put(name(15), "2");
+    assertThat(state(name(15))).isEqualTo(ObjectState.POLLED);
+    assertThat(value(name(15))).as("within the TTL").isEqualTo("1");
+    clock.advance(TTL);
+    assertThat(value(name(15))).as("the TTL passed and no watch delivered: fetched again").isEqualTo("2");
+
+    api.server().clearFailures();
+    await().atMost(WAIT).until(() -> state(name(15)) == ObjectState.RUNNING);
+    put(name(15), "3");
+    await().atMost(WAIT).until(() -> value(name(15)).equals("3"));
     assertWithinBudget(5);
   }
 
@@ -220,6 +269,7 @@ class WatchBudgetTest {
       value(next);
       // demoted at once, watched once the demoted watch has ended
       assertThat(inState(20, ObjectState.RUNNING)).hasSize(4);
+      awaitGraceThenTick(next, 4);
       await().atMost(WAIT).until(() -> state(next) == ObjectState.RUNNING);
     }
     assertThat(metric("nodelet_store_watch_budget_moves_total{resource=\"configmaps\",to=\"watched\"}"))
@@ -272,8 +322,8 @@ class WatchBudgetTest {
     assertThat(state("fixed-2")).isEqualTo(ObjectState.IMMUTABLE);
     assertThat(watches("fixed-2")).isZero();
 
-    // the freed slot goes to the next object that needs one, once the ended watch is surely gone from the server
-    await().pollDelay(Duration.ofNanos(WatchBudget.CLOSE_GRACE)).atMost(WAIT).until(() -> true);
+    // the freed slot goes to the next object that needs one once the ended watch's grace has passed (the clock moved
+    // 15 s since)
     put("late", "1");
     store.addReference("ns", "late", "pod-2");
     assertThat(value("late")).isEqualTo("1");
@@ -301,7 +351,8 @@ class WatchBudgetTest {
 
     strategy.maxWatches(0);
     await().atMost(WAIT).until(() -> watches() == 20);
-    assertThat(inState(20, ObjectState.RUNNING)).hasSize(20);
+    // each is polled until its new watch delivers
+    await().atMost(WAIT).until(() -> inState(20, ObjectState.RUNNING).size() == 20);
     put(name(19), "2");
     await().atMost(WAIT).until(() -> value(name(19)).equals("2"));
     assertThat(strategy.maxWatches()).isZero();

@@ -44,7 +44,10 @@ class WatchStoreMetricsTest {
       // the first sync (a WatchList request) fails
       api.server().failNext(Verb.WATCH, "configmaps", 1, 500);
       store.addReference("ns", "a", "pod-1");
-      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
+      // the API server sees the watch before the store has counted its sync and its open watch: wait for all three
+      await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1
+          && value("nodelet_store_watch_syncs_total{resource=\"configmaps\"}") >= 1
+          && value("nodelet_store_watch_open_watches{resource=\"configmaps\"}") >= 1);
       assertThat(value("nodelet_store_watch_sync_failures_total{resource=\"configmaps\"}")).isEqualTo(1);
       assertThat(value("nodelet_store_watch_relists_total{resource=\"configmaps\"}")).isEqualTo(1);
       assertThat(value("nodelet_store_watch_syncs_total{resource=\"configmaps\"}")).isEqualTo(1);
@@ -52,8 +55,9 @@ class WatchStoreMetricsTest {
 
       update("2");
       await().atMost(WAIT).until(() -> "2".equals(store.get("ns", "a").getData().get("k")));
-      assertThat(value("nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}"))
-          .isGreaterThanOrEqualTo(1);
+      // the delay is observed just after the new copy is served
+      await().atMost(WAIT).until(() -> value(
+          "nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}") >= 1);
 
       api.server().cutWatches();
       await().atMost(WAIT).until(() -> value("nodelet_store_watch_restarts_total{resource=\"configmaps\"}") >= 1);

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.felix.hc.api.HealthCheck;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -114,7 +115,8 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
     this.client = client;
     this.nodeName = identity.nodeName();
     this.configuration = LastGoodConfiguration.waiting(PID, "the DRA claim manager", Settings::from, publisher)
-        .publishing(this, Map.of(), PodListener.class, ClaimStatus.class).closing(manager);
+        .publishing(this, Map.of(), PodListener.class, ClaimStatus.class)
+        .publishing(new ClaimsHealthCheck(this), ClaimsHealthCheck.PROPERTIES, HealthCheck.class).closing(manager);
     modified(config, properties);
   }
 

@@ -3,32 +3,28 @@ package dev.nodelet.dra.claims.internal;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimStatus;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.felix.hc.api.FormattingResultLog;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
-import org.osgi.service.component.annotations.Activate;
-import org.osgi.service.component.annotations.Component;
-import org.osgi.service.component.annotations.Reference;
 
 /**
  * The claims of this node's pods: a claim whose preparation fails, or a checkpoint that cannot be written, is a
  * warning. Readiness still passes (the kubelet does not hold a node back for one claim either), but
- * {@code /readyz?verbose} and {@code /system/health} say it. Reads the manager's state only.
+ * {@code /readyz?verbose} and {@code /system/health} say it. Registered with the manager's status by
+ * {@link ClaimsComponent}; reads that state only.
+ *
+ * @param status the claim manager's state
  */
-@Component(property = {HealthCheck.NAME + "=nodelet-dra-claims", HealthCheck.TAGS + "=nodelet",
-    HealthCheck.TAGS + "=nodelet-dra-claims"})
-public final class ClaimsHealthCheck implements HealthCheck {
+record ClaimsHealthCheck(ClaimStatus status) implements HealthCheck {
+
+  /** The check's service properties. */
+  static final Map<String, Object> PROPERTIES = Map.of(HealthCheck.NAME, "nodelet-dra-claims",
+      HealthCheck.TAGS, new String[] {"nodelet", "nodelet-dra-claims"});
 
   /** How many failing claims a result names; the rest are counted. */
   static final int NAMED = 5;
-
-  private final ClaimStatus status;
-
-  @Activate
-  public ClaimsHealthCheck(@Reference(name = "status") ClaimStatus status) {
-    this.status = status;
-  }
 
   @Override
   public Result execute() {

@@ -7,9 +7,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * What the tests of drivers on real unix sockets share ({@code @AutoClose} on a field): the registration folder
@@ -41,8 +43,19 @@ final class DriverFolders implements AutoCloseable {
 
   /** Starts a watcher of the registration folder that publishes into {@link #published}. */
   RegistrationWatcher startWatcher() {
-    return start(new RegistrationWatcher(registry, Duration.ofMillis(20),
-        new Registrar(transport, Duration.ofSeconds(2)), publisher()));
+    return startWatcher(Duration.ofSeconds(2), publisher());
+  }
+
+  /** Starts a watcher of the registration folder, polling every 20 ms, that hands registered drivers to {@code to}. */
+  RegistrationWatcher startWatcher(Duration handshakeTimeout, RegistrationWatcher.Publisher to) {
+    return start(new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout),
+        to));
+  }
+
+  /** The command-line arguments of an example driver naming both folders and the driver, then {@code more}. */
+  String[] args(String driver, String... more) {
+    return Stream.concat(Stream.of("--registry", registry.toString(), "--plugins", plugins.toString(), "--name",
+        driver), Arrays.stream(more)).toArray(String[]::new);
   }
 
   /** Starts {@code watcher} and closes it first. */

@@ -28,26 +28,6 @@ final class ExampleProcesses implements AutoCloseable {
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
   }
 
-  /**
-   * The folders an example driver is started with.
-   *
-   * @param registry where it registers, as with the kubelet
-   * @param plugins under which it makes its socket folder
-   */
-  record Folders(Path registry, Path plugins) {
-
-    /** The command-line arguments naming both folders and the driver, then {@code more}. */
-    String[] args(String driver, String... more) {
-      return Stream.concat(Stream.of("--registry", registry.toString(), "--plugins", plugins.toString(), "--name",
-          driver), Arrays.stream(more)).toArray(String[]::new);
-    }
-  }
-
-  /** A new registration folder and the plugin folder's name under {@code temp}. */
-  static Folders folders(Path temp) throws IOException {
-    return new Folders(registry(temp), temp.resolve("plugins"));
-  }
-
   /** Starts {@code mainClass} with {@code args} in a new JVM, its output and errors to {@code output}. */
   Process start(ProcessBuilder.Redirect output, String mainClass, String... args) throws IOException {
     List<String> command = Stream.concat(Stream.of(Path.of(System.getProperty("java.home"), "bin", "java")

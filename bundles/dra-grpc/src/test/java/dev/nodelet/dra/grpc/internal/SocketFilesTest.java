@@ -25,7 +25,7 @@ class SocketFilesTest {
     Files.setPosixFilePermissions(folder, PosixFilePermissions.fromString("r-x------"));
     assertThat(SocketFiles.folderProblem(folder, SocketFiles.mode(folder))).isNull();
     assertThat(SocketFiles.folderProblem(temp.resolve("missing"), SocketFiles.mode(temp.resolve("missing"))))
-        .isEqualTo("registration folder " + temp.resolve("missing") + " does not exist");
+        .startsWith("registration folder " + temp.resolve("missing") + " does not exist: create it with mode 0700");
   }
 
   @Test

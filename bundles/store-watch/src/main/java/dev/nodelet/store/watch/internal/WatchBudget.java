@@ -6,7 +6,8 @@ import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.Objects;
+import java.util.function.LongSupplier;
 
 /**
  * Which items of one strategy's stores may hold a watch ({@code max.watches}): the items that hold a slot, and who
@@ -23,8 +24,8 @@ import java.util.concurrent.TimeUnit;
  * <p>A watch that ends keeps counting for {@link #CLOSE_GRACE}: closing a watch only starts its end (a connection's
  * FIN, a stream's RST_STREAM) and the HTTP clients confirm nothing of the server's side, which may see the end after
  * the next watch has opened. So a slot freed by a release is not admitted again until then, and an item that takes
- * a colder one's slot opens its watch only once the grace has passed ({@link Grant#openAfterNanos()}), polled
- * meanwhile.
+ * a colder one's slot opens its watch only once the grace has passed ({@link Grant#openAt()}), polled meanwhile. The
+ * grace runs on the strategy's clock, so that a test which drives the clock decides when it has passed.
  */
 public final class WatchBudget {
 
@@ -32,7 +33,7 @@ public final class WatchBudget {
   public static final int MAX = 1_000_000;
 
   /** How long an ended watch still counts: the time its end takes to reach and be handled by the API server. */
-  public static final long CLOSE_GRACE = TimeUnit.MILLISECONDS.toNanos(250);
+  public static final long CLOSE_GRACE_MILLIS = 250;
 
   /** An item that holds a slot, and how its owner demotes it to polled. */
   private record Holder(WatchItem<?> item, Runnable demote) {
@@ -41,12 +42,17 @@ public final class WatchBudget {
   // guarded by this
   private int max;
   private final Map<WatchItem<?>, Holder> holders = new IdentityHashMap<>();
-  /** When each watch ended within the last {@link #CLOSE_GRACE}, oldest first, in {@link System#nanoTime()}. */
+  /** When each watch ended within the last {@link #CLOSE_GRACE_MILLIS}, oldest first, in clock millis. */
   private final Deque<Long> closing = new ArrayDeque<>();
+  private final LongSupplier millis;
 
-  /** @param max the most items holding a watch at once; 0 for no budget */
-  public WatchBudget(int max) {
+  /**
+   * @param max the most items holding a watch at once; 0 for no budget
+   * @param millis the strategy's clock, in milliseconds
+   */
+  public WatchBudget(int max, LongSupplier millis) {
     this.max = check(max);
+    this.millis = Objects.requireNonNull(millis, "millis");
   }
 
   private static int check(int max) {
@@ -75,14 +81,14 @@ public final class WatchBudget {
    *
    * @param previousRead when the item was read before this read, in the clock of {@link WatchItem#lastUsed()}
    * @return whether it got a slot now (not if it held one already), the demotion of the item whose slot it took, if
-   *     any (run it at once), and how long to wait before opening the item's watch, while the demoted one ends
+   *     any (run it at once), and when to open the item's watch, once the demoted one has ended
    */
   synchronized Grant promote(WatchItem<?> item, long previousRead, Runnable demote) {
     if (holders.containsKey(item)) {
       return Grant.NONE; // another get promoted it meanwhile
     }
     if (admit(item, demote)) {
-      return Grant.ROOM;
+      return new Grant(true, null, millis.getAsLong());
     }
     Holder coldest = null;
     for (Holder holder : holders.values()) {
@@ -95,23 +101,29 @@ public final class WatchBudget {
     }
     holders.remove(coldest.item());
     holders.put(item, new Holder(item, demote));
-    return new Grant(true, coldest.demote(), CLOSE_GRACE);
+    return new Grant(true, coldest.demote(), millis.getAsLong() + CLOSE_GRACE_MILLIS);
+  }
+
+  /** @return whether a watch to be opened at {@code openAt} (see {@link Grant#openAt()}) may open now */
+  boolean due(long openAt) {
+    return millis.getAsLong() - openAt >= 0;
   }
 
   /**
    * An item gives its slot back: its watch stopped for good or for idleness, or it turned immutable. The slot stays
-   * in use for {@link #CLOSE_GRACE}, while the watch ends on the server.
+   * in use for {@link #CLOSE_GRACE_MILLIS}, while the watch ends on the server.
    */
   synchronized void release(WatchItem<?> item) {
     if (holders.remove(item) != null && max > 0) {
-      closing.addLast(System.nanoTime());
+      closing.addLast(millis.getAsLong());
     }
   }
 
   /** Slots held or still ending; guarded by this. */
   private int inUse() {
-    long now = System.nanoTime();
-    while (!closing.isEmpty() && now - closing.peekFirst() >= CLOSE_GRACE) {
+    long now = millis.getAsLong();
+    // a clock set back ends the grace rather than stretching it
+    while (!closing.isEmpty() && (now - closing.peekFirst() >= CLOSE_GRACE_MILLIS || now < closing.peekFirst())) {
       closing.removeFirst();
     }
     return holders.size() + closing.size();
@@ -149,11 +161,10 @@ public final class WatchBudget {
    *
    * @param granted whether the item holds a slot now
    * @param demote the demotion of the item whose slot it took, or null
-   * @param openAfterNanos how long to wait before opening the item's watch: 0 with room, {@link #CLOSE_GRACE} when
-   *     the demoted item's watch is still ending
+   * @param openAt when, in clock millis, the item may open its watch: now with room, {@link #CLOSE_GRACE_MILLIS}
+   *     later when the demoted item's watch is still ending
    */
-  record Grant(boolean granted, Runnable demote, long openAfterNanos) {
-    static final Grant ROOM = new Grant(true, null, 0);
+  record Grant(boolean granted, Runnable demote, long openAt) {
     static final Grant NONE = new Grant(false, null, 0);
   }
 }

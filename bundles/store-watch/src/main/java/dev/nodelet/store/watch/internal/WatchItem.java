@@ -56,6 +56,11 @@ final class WatchItem<T extends HasMetadata> {
   volatile long referenced;
   /** Set while the watch budget serves it by GETs instead of a watch ({@link WatchBudget}). */
   volatile Polled polled;
+  /**
+   * The polling of an item moved back to a watch, kept until that watch delivers: its copy is still served by the
+   * TTL rules until then, since only a delivered list or event makes it current.
+   */
+  volatile Polled handover;
 
   // guarded by this
   private int run;
@@ -150,6 +155,7 @@ final class WatchItem<T extends HasMetadata> {
       return false;
     }
     running = false;
+    handover = null;
     run++;
     if (immutableCopy == null) {
       snapshot = null;
@@ -171,6 +177,7 @@ final class WatchItem<T extends HasMetadata> {
     }
     lastError = null;
     delivered = true;
+    handover = null;
     snapshot = new Snapshot<>(object, object != null && !immutable.test(object));
     return true;
   }
@@ -246,6 +253,7 @@ final class WatchItem<T extends HasMetadata> {
       return false;
     }
     running = false;
+    handover = null;
     run++;
     Polled next = new Polled();
     Snapshot<T> current = snapshot;
@@ -260,8 +268,8 @@ final class WatchItem<T extends HasMetadata> {
   }
 
   /**
-   * Ends polling for a watch that the caller starts ({@link #start()}): the copy is served until the list replaces
-   * it.
+   * Ends polling for a watch that the caller starts ({@link #start()}): until that watch delivers, the copy is served
+   * by the TTL rules ({@link #handover}).
    *
    * @return false if the item is not polled (any more)
    */
@@ -269,12 +277,8 @@ final class WatchItem<T extends HasMetadata> {
     if (polled == null) {
       return false;
     }
+    handover = polled;
     polled = null;
-    Snapshot<T> current = snapshot;
-    if (current != null) {
-      snapshot = new Snapshot<>(current.object(), current.object() != null && !immutable.test(current.object()),
-          current.fromDisk());
-    }
     return true;
   }
 
@@ -285,7 +289,7 @@ final class WatchItem<T extends HasMetadata> {
    * @return false if the item is no longer polled by {@code by} or the copy was older
    */
   synchronized boolean fetched(Polled by, T object, long now) {
-    if (polled != by) {
+    if (polled != by && handover != by) {
       return false;
     }
     Snapshot<T> current = snapshot;
@@ -333,8 +337,8 @@ final class WatchItem<T extends HasMetadata> {
     if (immutableCopy != null) {
       return ObjectState.IMMUTABLE;
     }
-    if (polled != null) {
-      return ObjectState.POLLED;
+    if (polled != null || handover != null) {
+      return ObjectState.POLLED; // also while a watch that replaces the polling has not delivered yet
     }
     if (running) {
       return ObjectState.RUNNING;
@@ -354,6 +358,7 @@ final class WatchItem<T extends HasMetadata> {
     immutableCopy = object;
     running = false;
     polled = null;
+    handover = null;
     run++;
     snapshot = new Snapshot<>(object, true);
     return true;

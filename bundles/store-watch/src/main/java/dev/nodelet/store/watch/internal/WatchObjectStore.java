@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -33,6 +34,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,6 +72,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private static final long SYNC_POLL_MILLIS = 10;
 
   private final ResourceType<T> type;
+  /** The type's immutability test, one instance for all the items. */
+  private final Predicate<T> immutable;
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledExecutorService timer;
@@ -81,6 +85,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** Reflectors to open, on the timer thread ({@link #openLater}). */
   private final Queue<Opening<T>> openings = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean opening = new AtomicBoolean();
+  /** Polled items that took a colder one's slot, opened once its watch has ended ({@link #openPromoted}). */
+  private final Queue<Promoted<T>> promoted = new ConcurrentLinkedQueue<>();
   /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
   private final Map<String, Map<String, WatchItem<T>>> items = new ConcurrentHashMap<>();
   /** The clock's millis, refreshed every second and by each sweep. */
@@ -127,6 +133,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     this.client = Objects.requireNonNull(client, "client");
     this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
     this.type = Objects.requireNonNull(type, "type");
+    this.immutable = type::isImmutable;
     this.clock = Objects.requireNonNull(clock, "clock");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.timer = Objects.requireNonNull(timer, "timer");
@@ -149,7 +156,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       T object = entry.object();
       String namespace = object.getMetadata().getNamespace();
       String name = object.getMetadata().getName();
-      WatchItem<T> item = new WatchItem<>(namespace, name, type::isImmutable, now);
+      WatchItem<T> item = new WatchItem<>(namespace, name, immutable, now);
       entry.podUids().forEach(pod -> item.references.put(pod, 1));
       item.restoredPods.addAll(entry.podUids());
       items.computeIfAbsent(namespace, n -> new ConcurrentHashMap<>()).put(name, item);
@@ -210,7 +217,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     WatchItem<T> item = names.get(name);
     if (item == null) {
       // only enqueues the list: the first get waits for it
-      item = new WatchItem<>(namespace, name, type::isImmutable, now);
+      item = new WatchItem<>(namespace, name, immutable, now);
       names.put(name, item);
       if (!stopped) {
         start(item);
@@ -280,6 +287,9 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       start(item);
     }
     WatchItem.Polled polled = item.polled;
+    if (polled == null) {
+      polled = item.handover; // moved back to a watch that has not delivered yet
+    }
     if (polled != null) {
       return polledGet(item, polled);
     }
@@ -459,6 +469,9 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (object != null && type.isImmutable(object)) {
       // never watched: its copy is served from memory, as a watched one's once seen immutable
       if (item.makeImmutable(object)) {
+        // a watch that was to replace the polling ends too
+        close(item.takeReflector());
+        settings.budget().release(item);
         LOG.debug("Stopped polling {} {}/{}: the object is immutable", type, item.namespace, item.name);
       }
       return object;
@@ -518,15 +531,47 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     if (grant.demote() != null) {
       grant.demote().run();
     }
-    if (grant.openAfterNanos() == 0) {
+    if (settings.budget().due(grant.openAt())) {
       watchAgain(item);
       return;
     }
     // polled until the demoted watch has ended on the server too
+    promoted.add(new Promoted<>(item, grant.openAt()));
+    if (!settings.sweepInterval().isZero()) {
+      openPromotedLater(grant.openAt());
+    }
+  }
+
+  /** A polled item holding a slot, and when (clock millis) it may open its watch. */
+  private record Promoted<T extends HasMetadata>(WatchItem<T> item, long openAt) {
+  }
+
+  /** Has the timer run {@link #openPromoted} at {@code openAt} by the clock. */
+  private void openPromotedLater(long openAt) {
     try {
-      timer.schedule(() -> watchAgain(item), grant.openAfterNanos(), TimeUnit.NANOSECONDS);
+      timer.schedule(this::openPromoted, Math.max(1, openAt - clock.millis()), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      settings.budget().release(item); // the strategy is closed
+      // the strategy is closed: closing released every slot
+    }
+  }
+
+  /**
+   * Opens the watches of the promoted items whose grace has passed on the clock; on the timer, and at every
+   * {@link #sweep()} (with manual ticks, the owner's tick decides when the grace has passed).
+   */
+  private void openPromoted() {
+    long next = Long.MAX_VALUE;
+    for (Iterator<Promoted<T>> it = promoted.iterator(); it.hasNext(); ) {
+      Promoted<T> entry = it.next();
+      if (settings.budget().due(entry.openAt())) {
+        it.remove();
+        watchAgain(entry.item());
+      } else {
+        next = Math.min(next, entry.openAt());
+      }
+    }
+    if (next != Long.MAX_VALUE && !settings.sweepInterval().isZero()) {
+      openPromotedLater(next); // the timer ran before the clock reached it
     }
   }
 
@@ -818,6 +863,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   public void sweep() {
     long current = clock.millis();
     now = current;
+    openPromoted();
     long maxIdle = settings.maxIdleTime().toMillis();
     items.values().forEach(names -> names.values().forEach(item -> {
       if (item.stopIfIdle(current, maxIdle)) {
@@ -845,6 +891,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       }));
       closed = onClose;
     }
+    promoted.clear();
     ticks.forEach(tick -> tick.cancel(false));
     metrics.closed(this);
     closed.run();

@@ -20,6 +20,6 @@ public record WatchSettings(Duration maxIdleTime, Duration syncWait, Duration sw
 
   /** Options with no watch budget: every referenced object is watched. */
   public WatchSettings(Duration maxIdleTime, Duration syncWait, Duration sweepInterval) {
-    this(maxIdleTime, syncWait, sweepInterval, new WatchBudget(0), () -> DEFAULT_POLLED_TTL);
+    this(maxIdleTime, syncWait, sweepInterval, new WatchBudget(0, System::currentTimeMillis), () -> DEFAULT_POLLED_TTL);
   }
 }

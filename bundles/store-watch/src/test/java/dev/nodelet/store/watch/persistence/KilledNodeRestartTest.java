@@ -219,8 +219,11 @@ class KilledNodeRestartTest {
       try {
         // the node's client, as Nodelet builds it (over plain HTTP: HTTP/1.1, one connection per watch)
         KubernetesClient client = resources.closeLater(KubeClients.builder().masterUrl(api.url()).build());
-        // LIST then WATCH, as the first run: a sync would be a LIST the test counts
-        ReflectorEngine reflectors = resources.closeLater(ReflectorEngine.builder(client).watchList(false).build());
+        // LIST then WATCH, as the first run: a sync would be a LIST the test counts. Retries at most 1 s apart:
+        // however long the API server was down while this node started (the default backoff grows to 30 s with
+        // it), the watches resume soon after it is back
+        ReflectorEngine reflectors = resources.closeLater(ReflectorEngine.builder(client).watchList(false)
+            .backoff(Duration.ofMillis(100), Duration.ofSeconds(1)).build());
         Persistence persistence = resources.closeLater(Persistence.open(PersistenceOptions.of(store, NODE, key)));
         strategy = resources.closeLater(WatchStoreStrategy.builder(client).reflectors(reflectors)
             .persistence(persistence).build());

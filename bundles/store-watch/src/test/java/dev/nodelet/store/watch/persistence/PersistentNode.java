@@ -41,8 +41,8 @@ public final class PersistentNode {
       store.addReference(namespace, object[1], "pod-1");
       store.get(namespace, object[1]);
     }
-    // three commit delays: what was read is on disk
-    Thread.sleep(300);
+    // what was read is on disk before the test may kill this process
+    persistence.commit();
     System.out.println("READY");
     System.out.flush();
     Thread.sleep(Long.MAX_VALUE);
