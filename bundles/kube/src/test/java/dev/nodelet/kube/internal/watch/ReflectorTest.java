@@ -362,8 +362,9 @@ class ReflectorTest {
 
   @Test
   void restartsAfterACutGoThroughTheSharedBucket() {
+    // the bucket's own clock: a restart is checked again against it when sent, so it must advance
     Engine engine = new Engine(client, EngineSettings.builder().restartRate(1_000).restartBurst(5).build(),
-        () -> 0L, () -> 0.0);
+        System::nanoTime, () -> 0.0);
     engines.add(engine);
     List<Reflector<ConfigMap>> reflectors = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
@@ -375,7 +376,8 @@ class ReflectorTest {
     server.cutWatches();
     await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 10
         && server.requestCount(Verb.WATCH, "configmaps") == 20);
-    assertThat(engine.limiter.reservations()).isEqualTo(10);
+    // one reservation each, and one more for each restart that ran too late to conform when sent
+    assertThat(engine.limiter.reservations() - engine.limiter.refused()).isEqualTo(10);
   }
 
   @Test
