@@ -27,6 +27,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -128,8 +129,10 @@ public class KarafDraDeployIT extends NodeletTestSupport {
       assertNotEquals(serviceId, updatedServiceId);
       assertEquals("the update left the bundle in place", Optional.of(bundleId),
           bundle(DRIVER_BUNDLE).map(Bundle::getBundleId));
+      // a change of a slice cannot be undone (its resourceVersion moves on), so a generous bound past the quiet
+      // period only gives a slow machine time for its first look
       Duration quiet = GRACE.plusSeconds(2);
-      await("no slice is created, updated or deleted").during(quiet).atMost(quiet.plusSeconds(2))
+      await("no slice is created, updated or deleted").during(quiet).atMost(quiet.plus(WAIT))
           .untilAsserted(() -> assertEquals("slices during and after the update", published, slices.identities()));
 
       // 3. the jar is removed: the slices stay for the grace period after the DraDriver service went away, then
@@ -152,13 +155,18 @@ public class KarafDraDeployIT extends NodeletTestSupport {
       assertNotEquals("the DraDriver service was unregistered", 0, wentAway);
       assertEquals(Optional.empty(), driverServiceId());
       assertEquals("the slices right after the driver went away", published, slices.identities());
-      Duration keep = GRACE.minusMillis(500).minusNanos(System.nanoTime() - wentAway);
-      if (!keep.isNegative() && !keep.isZero()) {
-        await("the slices stay within the grace period").during(keep).atMost(keep.plusSeconds(2))
-            .untilAsserted(() -> assertEquals("slices within the grace period", published, slices.identities()));
-      }
-      await("the slices are deleted after the grace period").atMost(WAIT)
-          .until(slices::identities, Map::isEmpty);
+      // every look that ended within the grace period (less a margin) sees them unchanged, however few looks a
+      // loaded machine manages; then they go
+      long graceOver = wentAway + GRACE.minusMillis(250).toNanos();
+      List<Map<String, String>> changedWithinGrace = new CopyOnWriteArrayList<>();
+      await("the slices are deleted after the grace period").atMost(GRACE.plus(WAIT)).until(() -> {
+        Map<String, String> seen = slices.identities();
+        if (System.nanoTime() - graceOver < 0 && !published.equals(seen)) {
+          changedWithinGrace.add(seen);
+        }
+        return seen.isEmpty();
+      });
+      assertEquals("slices seen changed within the grace period", List.of(), changedWithinGrace);
       Duration gone = Duration.ofNanos(System.nanoTime() - wentAway);
       // the controller hears of the unregistration in the same event dispatch as this test's listener
       assertTrue("the slices were deleted " + gone.toMillis() + " ms after the driver went away, before the "

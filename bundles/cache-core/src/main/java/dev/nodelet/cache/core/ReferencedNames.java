@@ -20,7 +20,6 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,12 +37,7 @@ public final class ReferencedNames {
 
   private static final Logger LOG = LoggerFactory.getLogger(ReferencedNames.class);
 
-  // IsDNS1123Subdomain: the rule of ValidateSecretName and ValidateConfigMapName
-  private static final Pattern DNS_SUBDOMAIN =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final int MAX_NAME_LENGTH = 253;
-  // IsDNS1123Label: the rule of namespace names
-  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
   private static final int MAX_NAMESPACE_LENGTH = 63;
   /** How much of a bad name a message quotes. */
   private static final int MAX_QUOTED_LENGTH = 64;
@@ -213,13 +207,49 @@ public final class ReferencedNames {
     String namespace = metadata == null ? null : metadata.getNamespace();
     // a missing namespace is the manager's to reject; a present one must be able to hold objects
     if (namespace != null && !namespace.isEmpty()
-        && (namespace.length() > MAX_NAMESPACE_LENGTH || !DNS_LABEL.matcher(namespace).matches())) {
+        && (namespace.length() > MAX_NAMESPACE_LENGTH || !isDns1123Label(namespace, 0, namespace.length()))) {
       problems.accept("metadata.namespace " + quoted(namespace) + " is not a valid namespace name (a lower case "
           + "RFC 1123 label of at most " + MAX_NAMESPACE_LENGTH + " characters); every reference of the pod is "
           + "skipped");
       return null;
     }
     return pod.getSpec();
+  }
+
+  /**
+   * IsDNS1123Subdomain ({@code [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*}), the rule of
+   * ValidateSecretName and ValidateConfigMapName. Checked by hand: a regex allocates a matcher and its loop state
+   * per name, on every pod registration.
+   */
+  static boolean isDns1123Subdomain(String name) {
+    int labelStart = 0;
+    for (int i = 0; i <= name.length(); i++) {
+      if (i == name.length() || name.charAt(i) == '.') {
+        if (!isDns1123Label(name, labelStart, i)) {
+          return false;
+        }
+        labelStart = i + 1;
+      }
+    }
+    return true;
+  }
+
+  /** IsDNS1123Label ({@code [a-z0-9]([-a-z0-9]*[a-z0-9])?}), the rule of namespace names, on {@code [from, to)}. */
+  static boolean isDns1123Label(String name, int from, int to) {
+    if (from >= to || !isLowerAlphanumeric(name.charAt(from)) || !isLowerAlphanumeric(name.charAt(to - 1))) {
+      return false;
+    }
+    for (int i = from + 1; i < to - 1; i++) {
+      char c = name.charAt(i);
+      if (c != '-' && !isLowerAlphanumeric(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isLowerAlphanumeric(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
   }
 
   private static Set<String> logged(Pod pod, Function<Consumer<String>, Set<String>> visit) {
@@ -286,7 +316,7 @@ public final class ReferencedNames {
       if (name == null || name.isEmpty()) {
         return;
       }
-      if (name.length() > MAX_NAME_LENGTH || !DNS_SUBDOMAIN.matcher(name).matches()) {
+      if (name.length() > MAX_NAME_LENGTH || !isDns1123Subdomain(name)) {
         problem(() -> field.get() + " " + quoted(name) + " is not a valid " + kind + " name (a lower case RFC 1123 "
             + "subdomain of at most " + MAX_NAME_LENGTH + " characters)");
         return;

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class ReferencedNamesTest {
@@ -269,5 +270,36 @@ class ReferencedNamesTest {
     assertThat(ReferencedNames.describe(new PodBuilder().withNewMetadata().withName("p").endMetadata().build()))
         .isEqualTo("<none>/p");
     assertThat(ReferencedNames.describe(named("ns").build())).isEqualTo("ns/p (uid u)");
+  }
+
+  /** The hand-written name checks accept exactly what the kubelet's regular expressions accept. */
+  @Test
+  void nameChecksMatchTheKubeletsExpressions() {
+    Pattern subdomain =
+        Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+    Pattern label = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+    char[] alphabet = {'a', 'z', '0', '9', '-', '.', 'A', '_'};
+    List<String> names = new ArrayList<>(List.of(""));
+    int accepted = 0;
+    for (int length = 1; length <= 5; length++) {
+      List<String> longer = new ArrayList<>();
+      for (String prefix : names) {
+        if (prefix.length() == length - 1) {
+          for (char c : alphabet) {
+            longer.add(prefix + c);
+          }
+        }
+      }
+      names.addAll(longer);
+    }
+    for (String name : names) {
+      boolean subdomainOk = ReferencedNames.isDns1123Subdomain(name);
+      assertThat(subdomainOk).as("subdomain %s", name).isEqualTo(subdomain.matcher(name).matches());
+      assertThat(ReferencedNames.isDns1123Label(name, 0, name.length())).as("label %s", name)
+          .isEqualTo(label.matcher(name).matches());
+      accepted += subdomainOk ? 1 : 0;
+    }
+    assertThat(names).hasSize(1 + 8 + 64 + 512 + 4096 + 32768);
+    assertThat(accepted).isPositive();
   }
 }

@@ -34,6 +34,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +72,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private static final long SYNC_POLL_MILLIS = 10;
 
   private final ResourceType<T> type;
+  /** The type's immutability test, one instance for all the items. */
+  private final Predicate<T> immutable;
   private final Clock clock;
   private final WatchSettings settings;
   private final ScheduledExecutorService timer;
@@ -130,6 +133,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     this.client = Objects.requireNonNull(client, "client");
     this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
     this.type = Objects.requireNonNull(type, "type");
+    this.immutable = type::isImmutable;
     this.clock = Objects.requireNonNull(clock, "clock");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.timer = Objects.requireNonNull(timer, "timer");
@@ -152,7 +156,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       T object = entry.object();
       String namespace = object.getMetadata().getNamespace();
       String name = object.getMetadata().getName();
-      WatchItem<T> item = new WatchItem<>(namespace, name, type::isImmutable, now);
+      WatchItem<T> item = new WatchItem<>(namespace, name, immutable, now);
       entry.podUids().forEach(pod -> item.references.put(pod, 1));
       item.restoredPods.addAll(entry.podUids());
       items.computeIfAbsent(namespace, n -> new ConcurrentHashMap<>()).put(name, item);
@@ -213,7 +217,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     WatchItem<T> item = names.get(name);
     if (item == null) {
       // only enqueues the list: the first get waits for it
-      item = new WatchItem<>(namespace, name, type::isImmutable, now);
+      item = new WatchItem<>(namespace, name, immutable, now);
       names.put(name, item);
       if (!stopped) {
         start(item);

@@ -86,7 +86,7 @@ class WatchHubTest {
     assertThat(stalled.poll(NO_WAIT)).extracting(WatchEvent::resourceVersion).isEqualTo("10");
     assertThat(stalled.isEnded()).as("closed after what was in its result").isTrue();
     hub.close();
-    CompletableFuture.allOf(loops.toArray(CompletableFuture[]::new)).orTimeout(5, TimeUnit.SECONDS).join();
+    CompletableFuture.allOf(loops.toArray(CompletableFuture[]::new)).orTimeout(30, TimeUnit.SECONDS).join();
   }
 
   @Test
@@ -269,7 +269,7 @@ class WatchHubTest {
 
     hub.close();
 
-    loop.orTimeout(5, TimeUnit.SECONDS).join();
+    loop.orTimeout(30, TimeUnit.SECONDS).join();
     assertThat(watch.isEnded()).isTrue();
     assertThat(hub.watcherCount()).isZero();
     assertThatThrownBy(() -> hub.watch(options().build())).isInstanceOf(IllegalStateException.class);
@@ -322,7 +322,7 @@ class WatchHubTest {
 
     hub.put(configMap("a", 10));
 
-    assertThatThrownBy(() -> loop.orTimeout(5, TimeUnit.SECONDS).join()).hasRootCauseMessage("listener failed");
+    assertThatThrownBy(() -> loop.orTimeout(30, TimeUnit.SECONDS).join()).hasRootCauseMessage("listener failed");
     assertThat(watch.isEnded()).isTrue();
     assertThat(hub.watcherCount()).isZero();
   }
