@@ -56,11 +56,11 @@ class NodeTtlTest {
       Thread.sleep(i % 20); // before, during and after the list and the watch request
       ttl.close();
     }
-    await().atMost(WAIT).until(() -> api.server().openWatches("nodes") == 0);
-    Thread.sleep(500); // a watch opening late would show now
-    assertThat(api.server().openWatches("nodes")).isZero();
     // a pool ends its last worker just after its termination is seen
     await().atMost(WAIT).until(() -> Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.isAlive()
         && t.getName().startsWith("nodelet-reflector-")));
+    // a request cancelled in flight may reach a slow server after its cancellation started and show open for a
+    // moment; a leaked watch stays open, so none may be open for half a second in a row
+    await().atMost(WAIT).during(Duration.ofMillis(500)).until(() -> api.server().openWatches("nodes") == 0);
   }
 }
