@@ -437,9 +437,26 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
     long delay = engine.limiter.reserve(minDelayNanos);
     try {
-      retry = engine.timer().schedule(() -> serial.execute(this::connect), delay, TimeUnit.NANOSECONDS);
+      retry = engine.timer().schedule(() -> serial.execute(this::reconnect), delay, TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // the engine is closing, and this reflector with it
+    }
+  }
+
+  /**
+   * A reserved restart, now due: it is sent only if the restarts actually sent leave room in the bucket. One that ran
+   * late (behind a busy callback pool) and would join others in a burst reserves again instead.
+   */
+  private void reconnect() {
+    if (closed) {
+      return;
+    }
+    long wait = engine.limiter.send();
+    if (wait > 0) {
+      retry = null;
+      restart(wait);
+    } else {
+      connect();
     }
   }
 

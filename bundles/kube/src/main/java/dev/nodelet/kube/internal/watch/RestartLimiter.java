@@ -8,6 +8,10 @@ import java.util.function.LongSupplier;
  * timestamp instead of a token count). Reservations never fail: each gets the delay after which it conforms, plus a
  * jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window of
  * {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
+ *
+ * <p>A reserved start can run later than its slot (a busy callback pool, a slow timer); late starts that then go out
+ * together would exceed the bucket. So each start is checked again when its request is sent, against the same rate
+ * and burst counted over the starts actually made ({@link #send()}); one that does not conform reserves again.
  */
 final class RestartLimiter {
 
@@ -18,6 +22,9 @@ final class RestartLimiter {
   private boolean used; // guarded by this
   private long theoreticalArrival; // guarded by this
   private long reservations; // guarded by this
+  private boolean sent; // guarded by this
+  private long sentArrival; // guarded by this: the theoretical arrival time over the starts actually made
+  private long refused; // guarded by this
 
   RestartLimiter(double ratePerSecond, int burst, LongSupplier nanoTime, DoubleSupplier random) {
     this.intervalNanos = Math.max(1, (long) (1_000_000_000L / ratePerSecond));
@@ -46,6 +53,34 @@ final class RestartLimiter {
     }
     long jitter = (long) (random.getAsDouble() * intervalNanos);
     return start - now + jitter;
+  }
+
+  /**
+   * Takes one start now if the starts made so far leave room for it: the same bucket over send times, with one
+   * interval more tolerance for the jitter a reservation adds within its slot.
+   *
+   * @return 0 if the start was taken; otherwise the delay from now after which one would conform (nothing taken)
+   */
+  long send() {
+    long now = nanoTime.getAsLong();
+    synchronized (this) {
+      if (!sent) {
+        sent = true;
+        sentArrival = now;
+      }
+      long conforms = sentArrival - toleranceNanos - intervalNanos;
+      if (now < conforms) {
+        refused++;
+        return conforms - now;
+      }
+      sentArrival = Math.max(sentArrival, now) + intervalNanos;
+      return 0;
+    }
+  }
+
+  /** @return how many starts came too late to conform and reserved again */
+  synchronized long refused() {
+    return refused;
   }
 
   /** @return how many starts were reserved so far */

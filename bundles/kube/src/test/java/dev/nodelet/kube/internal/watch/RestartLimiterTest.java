@@ -3,6 +3,7 @@ package dev.nodelet.kube.internal.watch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
+import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -66,5 +67,75 @@ class RestartLimiterTest {
     RestartLimiter limiter = new RestartLimiter(10, 1, now::get, () -> 0);
     assertThat(limiter.reserve(3 * SECOND)).isEqualTo(3 * SECOND);
     assertThat(limiter.reserve(0)).isEqualTo(3 * SECOND + SECOND / 10);
+  }
+
+  @Test
+  void startsThatRunLateTogetherAreSentWithinTheBucketAndTheRestReserveAgain() {
+    AtomicLong now = new AtomicLong(0);
+    Random random = new Random(11);
+    double rate = 400;
+    int burst = 100;
+    RestartLimiter limiter = new RestartLimiter(rate, burst, now::get, random::nextDouble);
+    // 5,000 restarts reserved at once; then the callbacks stall from 2 s to 3 s: every start due meanwhile runs at 3 s
+    long stallFrom = 2 * SECOND;
+    long stallTo = 3 * SECOND;
+    PriorityQueue<long[]> due = new PriorityQueue<>((a, b) -> Long.compare(a[0], b[0]));
+    for (int i = 0; i < 5_000; i++) {
+      due.add(new long[] {limiter.reserve(0)});
+    }
+    long[] sent = new long[5_000];
+    int count = 0;
+    int runs = 0;
+    while (!due.isEmpty()) {
+      long at = due.poll()[0];
+      now.set(at >= stallFrom && at < stallTo ? stallTo : at);
+      runs++;
+      long wait = limiter.send();
+      if (wait == 0) {
+        sent[count++] = now.get();
+      } else {
+        due.add(new long[] {now.get() + limiter.reserve(wait)});
+      }
+    }
+
+    assertThat(count).isEqualTo(5_000);
+    assertThat(limiter.refused()).as("the late starts that reserved again").isPositive().isEqualTo(runs - 5_000L);
+    // a second of starts arrived at once at 3 s, yet no window holds more than the bucket allows
+    Arrays.sort(sent);
+    for (double window : new double[] {0.001, 0.1, 0.5, 1, 5}) {
+      assertThat(most(sent, (long) (window * SECOND))).as("sent within %s s", window)
+          .isLessThanOrEqualTo((int) (burst + rate * window + 1));
+    }
+    // the stall costs about its own length, not more: 5,000 at 400/s are sent by about 12.5 s + 1 s
+    assertThat(sent[sent.length - 1]).isLessThan(14 * SECOND + SECOND / 2);
+  }
+
+  @Test
+  void startsOnTimeAreAllSentAtOnce() {
+    AtomicLong now = new AtomicLong(0);
+    RestartLimiter limiter = new RestartLimiter(400, 100, now::get, new Random(3)::nextDouble);
+    long[] slots = new long[2_000];
+    for (int i = 0; i < slots.length; i++) {
+      slots[i] = limiter.reserve(0);
+    }
+    Arrays.sort(slots);
+    for (long slot : slots) {
+      now.set(slot);
+      assertThat(limiter.send()).isZero();
+    }
+    assertThat(limiter.refused()).isZero();
+  }
+
+  /** The most of the sorted times that fall within any window of {@code w} nanoseconds. */
+  private static int most(long[] times, long w) {
+    int most = 0;
+    int first = 0;
+    for (int last = 0; last < times.length; last++) {
+      while (times[last] - times[first] >= w) {
+        first++;
+      }
+      most = Math.max(most, last - first + 1);
+    }
+    return most;
   }
 }
