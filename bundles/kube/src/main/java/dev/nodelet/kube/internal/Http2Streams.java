@@ -46,8 +46,9 @@ import javax.net.ssl.SSLException;
 /**
  * Streaming GETs (watches) over Jetty's low-level HTTP/2 client: one HTTP/2 stream per request and nothing else kept
  * for it while it is open, on a small pool of HTTP/2 sessions per API server. A session carries at most the
- * server's {@code SETTINGS_MAX_CONCURRENT_STREAMS}; when every open one is full, the next is opened, one at a time
- * (requests wait for it), so N watches take ceil(N / limit) connections and one being opened. The sessions run on the
+ * server's {@code SETTINGS_MAX_CONCURRENT_STREAMS}; when every open one is full, the next ones are opened, one per
+ * limit's worth of waiting requests and at most {@value #MAX_OPENING} at once (requests wait for them), so N watches
+ * take ceil(N / limit) connections. The sessions run on the
  * {@link HTTP2Client} (I/O threads, timer, TLS) of the client's high-level transport.
  *
  * <p>Requests come after fabric8's interceptors (authorization, impersonation), so credentials stay fabric8's
@@ -59,6 +60,13 @@ final class Http2Streams {
 
   /** Streams a session is given before the server's SETTINGS say otherwise: none; it is used once they arrive. */
   private static final int NOT_READY = 0;
+  /** Streams a new session is expected to take until a server's SETTINGS say (a kube-apiserver's default). */
+  private static final int EXPECTED_STREAMS = 100;
+  /**
+   * Sessions opened at once at most: 5,000 watches starting together wait for 50 TLS handshakes, which one after
+   * another take tens of seconds on a loaded machine.
+   */
+  private static final int MAX_OPENING = 8;
   /** Distinct header fields shared between requests (the same Authorization on every watch) before starting over. */
   private static final int SHARED_FIELDS = 64;
   /** Headers of HTTP/1.1 connections, which HTTP/2 forbids. */
@@ -169,8 +177,10 @@ final class Http2Streams {
     private final int port;
     private final List<Connection> connections = new ArrayList<>();
     private final ArrayDeque<Exchange> waiting = new ArrayDeque<>();
-    /** Whether a session is being opened (only one at a time). */
-    private boolean opening;
+    /** Sessions being opened. */
+    private int opening;
+    /** Streams a session takes: the server's limit once one session has said it, a kube-apiserver's until then. */
+    private int expectedStreams = EXPECTED_STREAMS;
     /** The server negotiated no HTTP/2: its streaming requests take the high-level client. */
     volatile boolean noHttp2;
 
@@ -196,7 +206,7 @@ final class Http2Streams {
     private void dispatch() {
       List<Exchange> start = new ArrayList<>();
       List<Connection> on = new ArrayList<>();
-      boolean open = false;
+      int open = 0;
       synchronized (this) {
         while (!waiting.isEmpty()) {
           Exchange next = waiting.peek();
@@ -212,9 +222,11 @@ final class Http2Streams {
             }
           }
           if (room == null) {
-            if (!opening && !closed) {
-              opening = true;
-              open = true;
+            // one session per session's worth of waiting requests, a few at a time
+            int wanted = Math.min(MAX_OPENING, (waiting.size() + expectedStreams - 1) / expectedStreams);
+            if (!closed && wanted > opening) {
+              open = wanted - opening;
+              opening = wanted;
             }
             break;
           }
@@ -228,7 +240,7 @@ final class Http2Streams {
       for (int i = 0; i < start.size(); i++) {
         start.get(i).start(on.get(i).session);
       }
-      if (open) {
+      for (int i = 0; i < open; i++) {
         connect();
       }
     }
@@ -277,7 +289,8 @@ final class Http2Streams {
           return;
         }
         connections.add(connection);
-        opening = false;
+        opening--;
+        expectedStreams = connection.maxStreams == Integer.MAX_VALUE ? EXPECTED_STREAMS : connection.maxStreams;
       }
       dispatch();
     }
@@ -285,7 +298,7 @@ final class Http2Streams {
     private void connectFailed(Throwable failure) {
       List<Exchange> failed;
       synchronized (this) {
-        opening = false;
+        opening--;
         failed = new ArrayList<>(waiting);
         waiting.clear();
       }

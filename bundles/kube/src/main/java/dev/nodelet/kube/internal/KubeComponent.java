@@ -141,14 +141,15 @@ public final class KubeComponent {
   private static Publisher publisher(ServicePublisher services) {
     return (client, reflectors, identity, nodeName) -> {
       Map<String, Object> properties = Map.of(NodeIdentity.NODE_NAME_PROPERTY, nodeName);
+      // the identity last: whoever waits for it finds the client's other services there
       List<ServicePublisher.Registration> registrations = List.of(
           services.register(List.of(KubernetesClient.class.getName()), client, properties),
           services.register(List.of(Reflectors.class.getName()), reflectors, properties),
-          services.register(List.of(NodeIdentity.class.getName()), identity, properties),
           services.register(List.of(HealthCheck.class.getName()), new ApiServerHealthCheck(client),
               ApiServerHealthCheck.PROPERTIES),
           services.register(List.of(HealthCheck.class.getName()), new NodeIdentityHealthCheck(identity),
-              NodeIdentityHealthCheck.PROPERTIES));
+              NodeIdentityHealthCheck.PROPERTIES),
+          services.register(List.of(NodeIdentity.class.getName()), identity, properties));
       return () -> {
         // the last registered goes first: no consumer is left with an identity whose client went
         for (int i = registrations.size() - 1; i >= 0; i--) {

@@ -178,12 +178,7 @@ class WatchBudgetTest {
 
   @Test
   void aPolledObjectReadAgainSoonTakesTheWatchOfTheColdestOne() {
-    start(5);
-    referenceObjects(20);
-    assertWithinBudget(5);
-    clock.advance(Duration.ofSeconds(10));
-    strategy.tick();
-    assertThat(value(name(15))).isEqualTo("1");
+    startAndReadAPolledObjectAfterTheOthers(name(15));
     assertThat(state(name(15))).isEqualTo(ObjectState.POLLED);
     clock.advance(Duration.ofSeconds(1));
     // read again, sooner than any watched object was: it is the hotter one
@@ -206,6 +201,19 @@ class WatchBudgetTest {
   }
 
   /**
+   * Twenty objects under a budget of five, then {@code polled} read 10 s after the watched ones were: read once more
+   * soon, it is the hottest object.
+   */
+  private void startAndReadAPolledObjectAfterTheOthers(String polled) {
+    start(5);
+    referenceObjects(20);
+    assertWithinBudget(5);
+    clock.advance(Duration.ofSeconds(10));
+    strategy.tick();
+    assertThat(value(polled)).isEqualTo("1");
+  }
+
+  /**
    * A promoted object stays polled, its watch unopened, until the grace of the watch it displaced has passed on the
    * clock: the server ends that watch (its count drops to {@code othersOpen}), then the clock moves past the grace
    * and the strategy ticks.
@@ -224,12 +232,7 @@ class WatchBudgetTest {
 
   @Test
   void aPromotedObjectIsPolledUntilItsWatchDelivers() {
-    start(5);
-    referenceObjects(20);
-    assertWithinBudget(5);
-    clock.advance(Duration.ofSeconds(10));
-    strategy.tick();
-    assertThat(value(name(15))).isEqualTo("1");
+    startAndReadAPolledObjectAfterTheOthers(name(15));
     // the watch that is to replace its polling cannot sync
     api.server().failNext(Verb.WATCH, "configmaps", 1_000, 500);
     api.server().failNext(Verb.LIST, "configmaps", 1_000, 500);
