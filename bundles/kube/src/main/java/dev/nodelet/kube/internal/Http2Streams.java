@@ -205,7 +205,6 @@ final class Http2Streams {
     /** Gives waiting requests a stream on a session with room, and opens a session when none has any. */
     private void dispatch() {
       List<Exchange> start = new ArrayList<>();
-      List<Connection> on = new ArrayList<>();
       int open = 0;
       synchronized (this) {
         while (!waiting.isEmpty()) {
@@ -234,11 +233,10 @@ final class Http2Streams {
           room.streams++;
           next.connection = room;
           start.add(next);
-          on.add(room);
         }
       }
-      for (int i = 0; i < start.size(); i++) {
-        start.get(i).start(on.get(i).session);
+      for (Exchange exchange : start) {
+        exchange.start(exchange.connection.session);
       }
       for (int i = 0; i < open; i++) {
         connect();
