@@ -11,4 +11,14 @@ public interface EarlyBody {
 
   /** The request is on its way; {@code body} cancels it, also before its response. */
   void sent(AsyncBody body);
+
+  /**
+   * The gate this request passes when it actually starts, for a transport that holds requests until it has a stream
+   * for them (see {@link StartGate.Transport}).
+   *
+   * @return null when the request starts as soon as it can
+   */
+  default StartGate gate() {
+    return null;
+  }
 }
