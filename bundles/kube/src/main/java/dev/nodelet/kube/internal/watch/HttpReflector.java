@@ -60,6 +60,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private boolean warned;
   /** Whether a request was sent before: a watch without a list after that is a restart. */
   private boolean connected;
+  /** Whether the last request went to a transport that holds a restart until the bucket lets it start. */
+  private boolean paced;
   private ScheduledFuture<?> retry;
 
   HttpReflector(Engine engine, Class<T> type, String namespace, String fieldSelector, String labelSelector,
@@ -153,9 +155,9 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   /**
-   * A restart's request passes the bucket when it actually starts, as reserved starts can run late and go out
-   * together. Where the transport holds the request (waiting for a connection) it asks the call's gate itself then;
-   * otherwise the check is here, right before sending.
+   * A restart's request passes the bucket when it actually starts. Where the transport holds the request (waiting
+   * for a connection) it asks the call's gate itself then; otherwise the check is here, right before sending, as
+   * reserved starts can run late and go out together.
    *
    * @return false if the request does not conform now and was reserved again
    */
@@ -169,6 +171,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   private void listThenWatch(boolean again) {
+    paced = false;
     if (again && !startsNow()) {
       return;
     }
@@ -249,14 +252,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     HttpClient http = engine.http();
     HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
         .forStreaming().build();
-    StartGate gate = null;
-    if (again) {
-      if (http instanceof StartGate.Transport transport && transport.gates(request)) {
-        gate = engine.limiter;
-      } else if (!startsNow()) {
-        return;
-      }
+    paced = http instanceof StartGate.Transport transport && transport.gates(request);
+    if (again && !paced && !startsNow()) {
+      return;
     }
+    StartGate gate = again && paced ? engine.limiter : null;
     Call call = new Call(watchList, gate);
     current = call;
     CompletableFuture<HttpResponse<AsyncBody>> response;
@@ -463,11 +463,17 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     failures = 0;
   }
 
+  /**
+   * Connects again after {@code minDelayNanos} and a jitter. A restart that its transport holds for the bucket needs
+   * no slot before that: one that cannot connect (the server is away) then costs none. Otherwise it reserves a slot
+   * of the bucket, which spreads restarts that would start together.
+   */
   private void restart(long minDelayNanos) {
     if (closed) {
       return;
     }
-    long delay = engine.limiter.reserve(minDelayNanos);
+    long delay = paced ? minDelayNanos + (long) (engine.random.getAsDouble() * engine.limiter.intervalNanos())
+        : engine.limiter.reserve(minDelayNanos);
     try {
       retry = engine.timer().schedule(() -> serial.execute(() -> connect(true)), delay, TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {

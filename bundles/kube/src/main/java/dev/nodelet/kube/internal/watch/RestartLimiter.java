@@ -5,9 +5,10 @@ import java.util.function.LongSupplier;
 
 /**
  * The token bucket that every re-establishment of a watch goes through (the generic cell rate algorithm, one
- * timestamp instead of a token count). Reservations never fail: each gets the delay after which it conforms, plus a
- * jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window of
- * {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
+ * timestamp instead of a token count). Where the transport does not hold a restart for the bucket, the restart
+ * reserves a slot first ({@link #reserve}): reservations never fail; each gets the delay after which it conforms,
+ * plus a jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window
+ * of {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
  *
  * <p>A reserved start can run later than its slot (a busy callback pool, a slow timer, a transport waiting for a
  * connection); late starts that then go out together would exceed the bucket. So each start is checked again when
@@ -23,9 +24,10 @@ final class RestartLimiter implements StartGate {
   private boolean used; // guarded by this
   private long theoreticalArrival; // guarded by this
   private long reservations; // guarded by this
-  private boolean started; // guarded by this
+  private boolean anyStarted; // guarded by this
   private long startArrival; // guarded by this: the theoretical arrival time over the starts actually made
   private long refused; // guarded by this
+  private long started; // guarded by this
 
   RestartLimiter(double ratePerSecond, int burst, LongSupplier nanoTime, DoubleSupplier random) {
     this.intervalNanos = Math.max(1, (long) (1_000_000_000L / ratePerSecond));
@@ -66,8 +68,8 @@ final class RestartLimiter implements StartGate {
   public long tryStart() {
     long now = nanoTime.getAsLong();
     synchronized (this) {
-      if (!started) {
-        started = true;
+      if (!anyStarted) {
+        anyStarted = true;
         startArrival = now;
       }
       long conforms = startArrival - toleranceNanos - intervalNanos;
@@ -76,6 +78,7 @@ final class RestartLimiter implements StartGate {
         return conforms - now;
       }
       startArrival = Math.max(startArrival, now) + intervalNanos;
+      started++;
       return 0;
     }
   }
@@ -83,6 +86,11 @@ final class RestartLimiter implements StartGate {
   /** @return how many starts were refused because they would not conform */
   synchronized long refused() {
     return refused;
+  }
+
+  /** @return how many starts were taken so far */
+  synchronized long started() {
+    return started;
   }
 
   /** @return how many starts were reserved so far */
