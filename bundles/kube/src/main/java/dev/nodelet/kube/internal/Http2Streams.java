@@ -464,6 +464,8 @@ final class Http2Streams {
       }
       if (reset) {
         reset(opened);
+      } else if (consumer instanceof EarlyBody early) {
+        early.started(); // its response is due from now on, not while it waited for a session
       }
     }
 

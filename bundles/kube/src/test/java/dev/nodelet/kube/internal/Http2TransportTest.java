@@ -134,6 +134,9 @@ class Http2TransportTest {
       open.send(http, watchUri(2));
       assertThat(open.response.join().code()).isEqualTo(200);
       assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+      // the two dropped unsent never started: their responses were never due
+      assertThat(open.started).isTrue();
+      assertThat(early.started || waiting.started).isFalse();
 
       // cancelled on an open connection before its response: the stream is reset, the server's watch ends
       for (int i = 0; i < 20; i++) {
@@ -206,6 +209,8 @@ class Http2TransportTest {
     private final boolean cancelWhenSent;
     private final StringBuffer received = new StringBuffer();
     private volatile AsyncBody body;
+    /** Whether its stream opened: the moment its response is due. */
+    volatile boolean started;
     CompletableFuture<HttpResponse<AsyncBody>> response;
 
     Watch(boolean cancelWhenSent) {
@@ -226,6 +231,11 @@ class Http2TransportTest {
       if (cancelWhenSent) {
         sentBody.cancel();
       }
+    }
+
+    @Override
+    public void started() {
+      started = true;
     }
 
     @Override
