@@ -260,7 +260,7 @@ final class Http2Transport extends JettyHttpClientFactory {
       } catch (Exception e) {
         throw KubernetesClientException.launderThrowable(e);
       }
-      return streams.send(request, consumer);
+      return streams.send(request, consumer, () -> super.consumeBytesDirect(request, consumer));
     }
 
     @Override
