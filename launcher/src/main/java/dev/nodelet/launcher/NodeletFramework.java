@@ -200,19 +200,24 @@ final class NodeletFramework {
   }
 
   /**
-   * Waits until every bundle is active, the required services are registered and NodeIdentity serves this node
-   * (with its UID, which proves the client reached the API server, when {@code nodeMustExist}).
+   * Waits until every bundle is active, the required services are registered, NodeIdentity serves this node (with its
+   * UID, which proves the client reached the API server, when {@code nodeMustExist}) and the readiness checks pass:
+   * the node's pods listed and handed to the managers, and their objects synced.
    */
   Status awaitReady(Duration timeout, String nodeName, PrintStream out) {
     long start = System.nanoTime();
     long deadline = start + timeout.toNanos();
     String said = "";
     Status status;
+    boolean readyBefore = false;
     do {
       status = status(nodeName, System.nanoTime() - start > TimeUnit.SECONDS.toNanos(3));
-      if (status.ready() || (framework.getState() & Bundle.ACTIVE) == 0) {
+      // the executor runs the checks in parallel, so one pass can see the pods handed to the managers after the
+      // cache-sync check looked at the managers: ready means ready on two passes in a row
+      if (status.ready() && readyBefore || (framework.getState() & Bundle.ACTIVE) == 0) {
         return status;
       }
+      readyBefore = status.ready();
       // after a few seconds, say what readiness waits for, and again whenever that changes
       if (System.nanoTime() - start > TimeUnit.SECONDS.toNanos(5) && !status.missing().equals(said)) {
         said = status.missing();
@@ -369,9 +374,13 @@ final class NodeletFramework {
       Class<?> metadataType = bundle.loadClass(api + "execution.HealthCheckMetadata");
       Class<?> checkResultType = bundle.loadClass(api + "Result");
       Class<?> entryType = bundle.loadClass(api + "ResultLog$Entry");
+      Class<?> optionsType = bundle.loadClass(api + "execution.HealthCheckExecutionOptions");
       Object selector = selectorType.getMethod("tags", String[].class).invoke(null, (Object) new String[] {"nodelet"});
+      // results the executor cached (2 s) could predate the pods' registration
+      Object options = optionsType.getMethod("setForceInstantExecution", boolean.class)
+          .invoke(optionsType.getConstructor().newInstance(), true);
       List<?> results = (List<?>) bundle.loadClass(api + "execution.HealthCheckExecutor")
-          .getMethod("execute", selectorType).invoke(executor, selector);
+          .getMethod("execute", selectorType, optionsType).invoke(executor, selector, options);
       if (results.isEmpty()) {
         failing.add("no health check tagged nodelet yet");
       }

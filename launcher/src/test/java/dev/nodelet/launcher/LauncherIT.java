@@ -253,14 +253,12 @@ class LauncherIT {
       String health = "http://127.0.0.1:" + port;
       assertThat(awaitLineContaining("\"msg\":\"  health:")).contains(health + "/readyz?verbose");
       HttpClient http = HttpClient.newHttpClient();
-      // "Nodelet ready" does not wait for the demo pods: the pod source registers them once it has listed them
-      // (on a loaded machine, seconds later), and until the watches of their objects have synced,
-      // nodelet-cache-sync holds readiness. So: both pods registered with their 3 objects each, all fresh; then
-      // /readyz, whose checks' results the executor caches for up to 2 s
+      // "Nodelet ready" waits for the demo pods (nodelet-pods-listed) and their objects (nodelet-cache-sync): both
+      // pods are registered with their 3 objects each, all fresh, when it prints
       ObjectMapper json = new ObjectMapper();
-      await().atMost(Duration.ofSeconds(60)).until(() -> freshPods(json, http.send(HttpRequest.newBuilder(
-          URI.create(health + "/receipts")).build(), HttpResponse.BodyHandlers.ofString()).body()),
-          Map.of("web", 3, "worker", 3)::equals);
+      assertThat(freshPods(json, http.send(HttpRequest.newBuilder(URI.create(health + "/receipts")).build(),
+          HttpResponse.BodyHandlers.ofString()).body())).isEqualTo(Map.of("web", 3, "worker", 3));
+      // the endpoint's checks' results come from the executor's cache (up to 2 s)
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
         HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(health + "/readyz")).build(),
             HttpResponse.BodyHandlers.ofString());
@@ -269,7 +267,8 @@ class LauncherIT {
       });
       assertThat(http.send(HttpRequest.newBuilder(URI.create(health + "/readyz?verbose")).build(),
           HttpResponse.BodyHandlers.ofString()).body()).contains("[+]nodelet-apiserver ok", "[+]nodelet-node ok",
-          "[+]nodelet-cache-sync ok", "[+]nodelet-dra-publishing ok", "readyz check passed");
+          "[+]nodelet-cache-sync ok", "[+]nodelet-dra-publishing ok", "[+]nodelet-pods-listed ok",
+          "readyz check passed");
       assertThat(http.send(HttpRequest.newBuilder(URI.create(health + "/livez")).build(),
           HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
       String receipts;

@@ -46,6 +46,7 @@ public final class PodSource implements AutoCloseable {
   private final Map<PodKey, Pod> pods = new LinkedHashMap<>();
   private final Map<PodListener, ListenerQueue> listeners = new IdentityHashMap<>();
   private Reflector<Pod> reflector;
+  private boolean listed;
 
   private PodSource(Reflectors reflectors, String nodeName, int threads) {
     this.reflectors = reflectors;
@@ -169,8 +170,31 @@ public final class PodSource implements AutoCloseable {
           public void onDelete(Pod pod) {
             deleted(pod);
           }
+
+          @Override
+          public void onSynced(String resourceVersion) {
+            listed();
+          }
         }).start();
     LOG.info("Watching the pods of node {}", nodeName);
+  }
+
+  private synchronized void listed() {
+    if (!listed) {
+      listed = true;
+      listeners.values().forEach(ListenerQueue::markInitial);
+    }
+  }
+
+  /**
+   * Whether the pods of the node have been listed and every listener has returned from its calls for them (a listener
+   * added later: for the pods known when it was added), so that what the listeners serve (the objects of those pods)
+   * covers every pod on the node.
+   *
+   * @return true once the first list has reached every listener
+   */
+  public synchronized boolean isSynced() {
+    return listed && listeners.values().stream().allMatch(ListenerQueue::initialDelivered);
   }
 
   private synchronized void added(Pod pod) {
@@ -194,6 +218,9 @@ public final class PodSource implements AutoCloseable {
     ListenerQueue queue = new ListenerQueue(listener, executor);
     if (listeners.putIfAbsent(listener, queue) == null) {
       pods.forEach(queue::register);
+      if (listed) {
+        queue.markInitial();
+      }
     }
   }
 

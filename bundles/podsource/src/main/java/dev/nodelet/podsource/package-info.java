@@ -5,7 +5,7 @@
  * {@code dev.nodelet.podsource}.
  */
 @Export
-@Version("2.0.0")
+@Version("2.1.0")
 package dev.nodelet.podsource;
 
 import org.osgi.annotation.bundle.Export;

@@ -45,7 +45,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Streaming GETs (watches) over Jetty's low-level HTTP/2 client: one HTTP/2 stream per request and nothing else kept
@@ -65,6 +67,8 @@ import javax.net.ssl.SSLException;
  * once one is ready. One that the gate refuses stays waiting and is dispatched again when the gate says it conforms.
  */
 final class Http2Streams {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Http2Streams.class);
 
   /** Streams a session is given before the server's SETTINGS say otherwise: none; it is used once they arrive. */
   private static final int NOT_READY = 0;
@@ -105,11 +109,17 @@ final class Http2Streams {
     return origin == null || !origin.noHttp2;
   }
 
+  /**
+   * Sends a streaming request on a stream of its own; {@code overHttp11} sends it instead if the server turns out to
+   * offer no HTTP/2 while it waits for a session.
+   */
   CompletableFuture<HttpResponse<AsyncBody>> send(StandardHttpRequest request,
-      io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+      io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer,
+      Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11) {
     URI uri = request.uri();
     EarlyBody early = consumer instanceof EarlyBody e ? e : null;
-    Exchange exchange = new Exchange(request, consumer, metaData(request), early == null ? null : early.gate());
+    Exchange exchange = new Exchange(request, consumer, metaData(request), early == null ? null : early.gate(),
+        overHttp11);
     CompletableFuture<HttpResponse<AsyncBody>> response = exchange.response;
     if (early != null) {
       early.sent(exchange);
@@ -346,14 +356,25 @@ final class Http2Streams {
 
     private void connectFailed(Throwable failure) {
       List<Exchange> failed;
+      boolean first = false;
+      boolean refused = isNoHttp2(failure);
       synchronized (this) {
         opening--;
         failed = new ArrayList<>(waiting);
         waiting.clear();
+        if (refused && !noHttp2) {
+          noHttp2 = true;
+          first = true;
+        }
       }
-      if (isNoHttp2(failure)) {
-        // the server offers no HTTP/2 over ALPN: this server's streaming requests take the high-level client
-        noHttp2 = true;
+      if (refused) {
+        // from now on this server's streaming requests take the high-level client, as do the waiting ones
+        if (first) {
+          LOG.info("The API server {}:{} offers no HTTP/2 (ALPN): its watches use HTTP/1.1, one connection each",
+              host, port);
+        }
+        failed.forEach(Exchange::sendOverHttp11);
+        return;
       }
       IOException error = new IOException("cannot connect to " + host + ":" + port + ": " + failure, failure);
       failed.forEach(exchange -> exchange.fail(error));
@@ -416,10 +437,13 @@ final class Http2Streams {
       return connections.stream().mapToInt(c -> c.streams).sum();
     }
 
+    /**
+     * Whether the server refused HTTP/2, the one protocol a session offers: by the TLS alert that ALPN defines for
+     * this (RFC 7301, {@code no_application_protocol}). The JDK reports a received alert by its name only.
+     */
     private static boolean isNoHttp2(Throwable failure) {
       for (Throwable t = failure; t != null; t = t.getCause()) {
-        if (t instanceof SSLException && String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT).contains("alpn")
-            || String.valueOf(t.getMessage()).contains("ALPN")) {
+        if (t instanceof SSLHandshakeException && String.valueOf(t.getMessage()).contains("no_application_protocol")) {
           return true;
         }
       }
@@ -485,6 +509,10 @@ final class Http2Streams {
     final StartGate gate;
     /** Until sent; the request's target is cleared once the response arrives. */
     private MetaData.Request metaData;
+    /** Until the response arrives: the same request over HTTP/1.1, for a server that refuses HTTP/2. */
+    private Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11;
+    /** The response of the request sent over HTTP/1.1 instead, until it arrives: cancelling cancels it. */
+    private CompletableFuture<HttpResponse<AsyncBody>> instead;
     /** Until completed: the stream must not keep the response (its headers) for the life of a watch. */
     private CompletableFuture<HttpResponse<AsyncBody>> response = new CompletableFuture<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -497,11 +525,56 @@ final class Http2Streams {
 
     Exchange(StandardHttpRequest request,
         io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer, MetaData.Request metaData,
-        StartGate gate) {
+        StartGate gate, Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11) {
       this.request = request;
       this.consumer = consumer;
       this.metaData = metaData;
       this.gate = gate;
+      this.overHttp11 = overHttp11;
+    }
+
+    /** Sends the request over HTTP/1.1 instead (never started here); its answer becomes this one's. */
+    void sendOverHttp11() {
+      Supplier<CompletableFuture<HttpResponse<AsyncBody>>> send;
+      synchronized (this) {
+        send = overHttp11;
+        overHttp11 = null;
+        metaData = null;
+        request = null;
+      }
+      CompletableFuture<HttpResponse<AsyncBody>> answer;
+      try {
+        answer = send.get();
+      } catch (RuntimeException e) {
+        fail(e);
+        return;
+      }
+      if (consumer instanceof EarlyBody early) {
+        early.started(); // over HTTP/1.1 the request leaves when handed over, as on the high-level client's path
+      }
+      boolean cancel;
+      synchronized (this) {
+        instead = answer;
+        cancel = cancelled;
+      }
+      if (cancel) {
+        answer.cancel(true);
+      }
+      answer.whenComplete((answered, failure) -> {
+        synchronized (this) {
+          instead = null;
+        }
+        CompletableFuture<HttpResponse<AsyncBody>> r = takeResponse();
+        if (r == null) {
+          if (answered != null) {
+            answered.body().cancel(); // cancelled meanwhile
+          }
+        } else if (answered != null) {
+          r.complete(answered);
+        } else {
+          r.completeExceptionally(failure);
+        }
+      });
     }
 
     void start(Session session) {
@@ -523,6 +596,8 @@ final class Http2Streams {
       }
       if (reset) {
         reset(opened);
+      } else if (consumer instanceof EarlyBody early) {
+        early.started(); // its response is due from now on, not while it waited for a session
       }
     }
 
@@ -545,6 +620,7 @@ final class Http2Streams {
         Answer answered = new Answer(request, answer.getStatus(), answer.getFields(), this);
         metaData = null;
         request = null;
+        overHttp11 = null;
         CompletableFuture<HttpResponse<AsyncBody>> r = takeResponse();
         if (r != null) {
           r.complete(answered);
@@ -646,6 +722,7 @@ final class Http2Streams {
     public void cancel() {
       Stream s;
       Callback c;
+      CompletableFuture<HttpResponse<AsyncBody>> other;
       synchronized (this) {
         if (cancelled) {
           return;
@@ -654,6 +731,10 @@ final class Http2Streams {
         s = stream;
         c = unconsumed;
         unconsumed = null;
+        other = instead;
+      }
+      if (other != null) {
+        other.cancel(true);
       }
       if (c != null) {
         c.succeeded();

@@ -261,7 +261,7 @@ final class Http2Transport extends JettyHttpClientFactory {
       } catch (Exception e) {
         throw KubernetesClientException.launderThrowable(e);
       }
-      return streams.send(request, consumer);
+      return streams.send(request, consumer, () -> super.consumeBytesDirect(request, consumer));
     }
 
     /** Requests that take HTTP/2 streams wait here for a session: their gate is asked when their stream starts. */

@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -134,6 +136,9 @@ class Http2TransportTest {
       open.send(http, watchUri(2));
       assertThat(open.response.join().code()).isEqualTo(200);
       assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+      // the two dropped unsent never started: their responses were never due
+      assertThat(open.started).isTrue();
+      assertThat(early.started || waiting.started).isFalse();
 
       // cancelled on an open connection before its response: the stream is reset, the server's watch ends
       for (int i = 0; i < 20; i++) {
@@ -168,6 +173,44 @@ class Http2TransportTest {
       client.close();
     }
     await().atMost(WAIT).until(() -> server.openConnections() == 0);
+  }
+
+  @Test
+  void aTlsServerWithoutHttp2GetsWatchesAndGetsOverHttp11AndOneLogLine() {
+    server = EmbeddedApiServer.builder().tlsWithoutHttp2().build().start();
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    PrintStream original = System.err;
+    System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
+    KubernetesClient client = tlsClient();
+    HttpClient http = client.getHttpClient();
+    try {
+      createConfigMaps(client, 3);
+      // sent together, before the first HTTP/2 session failed: each is sent again over HTTP/1.1, none fails
+      openWatches(http, 0, 3);
+      for (Watch watch : watches) {
+        assertThat(watch.response).succeedsWithin(WAIT).extracting(HttpResponse::code).isEqualTo(200);
+      }
+      // sent after: over HTTP/1.1 at once
+      openWatches(http, 1, 2);
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 4);
+      client.configMaps().inNamespace("default").withName("cm-1").edit(c -> {
+        c.getData().put("key", "changed");
+        return c;
+      });
+      await().atMost(WAIT).until(() -> watches.get(1).received().contains("changed")
+          && watches.get(3).received().contains("changed"));
+      assertThat(client.configMaps().inNamespace("default").withName("cm-0").get().getData())
+          .containsEntry("key", "value");
+      assertThat(server.requestsByProtocol()).containsOnlyKeys("http/1.1");
+      assertThat(Http2Transport.streams(http).sessions()).isZero();
+    } finally {
+      client.close();
+      System.setErr(original);
+    }
+    await().atMost(WAIT).until(() -> server.openConnections() == 0);
+    String text = log.toString(StandardCharsets.UTF_8);
+    System.err.print(text);
+    assertThat(text).containsOnlyOnce("offers no HTTP/2 (ALPN): its watches use HTTP/1.1");
   }
 
   private KubernetesClient tlsClient() {
@@ -206,6 +249,8 @@ class Http2TransportTest {
     private final boolean cancelWhenSent;
     private final StringBuffer received = new StringBuffer();
     private volatile AsyncBody body;
+    /** Whether its stream opened: the moment its response is due. */
+    volatile boolean started;
     CompletableFuture<HttpResponse<AsyncBody>> response;
 
     Watch(boolean cancelWhenSent) {
@@ -226,6 +271,11 @@ class Http2TransportTest {
       if (cancelWhenSent) {
         sentBody.cancel();
       }
+    }
+
+    @Override
+    public void started() {
+      started = true;
     }
 
     @Override

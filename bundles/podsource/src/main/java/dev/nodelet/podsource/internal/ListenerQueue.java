@@ -32,6 +32,11 @@ public final class ListenerQueue {
   private final Map<PodKey, Event> pending = new LinkedHashMap<>();
   private boolean scheduled;
   private boolean cancelled;
+  /** Events offered so far, and how many of them a listener call has returned from (or skipped as superseded). */
+  private long offered;
+  private long delivered;
+  /** The count of offered events that make up the node's first list; -1 until it is known. */
+  private long initial = -1;
 
   public ListenerQueue(PodListener listener, Executor executor) {
     this.listener = listener;
@@ -44,6 +49,16 @@ public final class ListenerQueue {
 
   public void unregister(PodKey key, Pod pod) {
     offer(key, new Event(false, pod));
+  }
+
+  /** Marks every event offered so far as part of the node's first list of pods. */
+  public synchronized void markInitial() {
+    initial = offered;
+  }
+
+  /** @return whether the listener has returned from every call of the node's first list (see {@link #markInitial}) */
+  public synchronized boolean initialDelivered() {
+    return initial >= 0 && delivered >= initial;
   }
 
   /** Drops what is pending; a call in progress finishes. */
@@ -59,6 +74,7 @@ public final class ListenerQueue {
     // re-inserted at the end, so that events of different pods keep their order
     pending.remove(key);
     pending.put(key, event);
+    offered++;
     schedule();
   }
 
@@ -77,9 +93,11 @@ public final class ListenerQueue {
 
   private void drain() {
     List<Event> batch;
+    long upTo;
     synchronized (this) {
       batch = new ArrayList<>(pending.values());
       pending.clear();
+      upTo = offered; // an event replaced by a later one of the same pod counts with the later one
     }
     try {
       for (Event event : batch) {
@@ -92,6 +110,7 @@ public final class ListenerQueue {
       }
     } finally {
       synchronized (this) {
+        delivered = upTo;
         scheduled = false;
         // events that came during the batch queue up behind the other listeners' batches
         schedule();

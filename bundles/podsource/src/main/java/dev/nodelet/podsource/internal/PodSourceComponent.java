@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
+import org.apache.felix.hc.api.HealthCheck;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -28,7 +29,8 @@ import org.osgi.service.metatype.annotations.Designate;
  * re-activates it with a fresh watch, and every listener receives the current pods again. Its configuration goes
  * through {@link LastGoodConfiguration}: a valid new one is applied in place, an invalid one is refused with the key
  * named and the last good one stays; with an invalid first one it watches nothing and holds readiness until a valid
- * one comes.
+ * one comes. Once running, its health check {@code nodelet-pods-listed} holds readiness until the node's pods have
+ * been listed and handed to every listener.
  */
 @Component(service = {}, immediate = true, configurationPid = PodSourceComponent.PID)
 @Designate(ocd = PodSourceConfiguration.class)
@@ -53,7 +55,9 @@ public final class PodSourceComponent {
       PodSourceConfiguration config) {
     this.reflectors = reflectors;
     this.nodeName = node.nodeName();
-    this.configuration = LastGoodConfiguration.waiting(PID, "the pod source", Settings::from, publisher);
+    this.configuration = LastGoodConfiguration.waiting(PID, "the pod source", Settings::from, publisher)
+        .publishing(new PodsListedHealthCheck(nodeName, this::source), PodsListedHealthCheck.PROPERTIES,
+            HealthCheck.class);
     modified(config);
   }
 
@@ -69,6 +73,10 @@ public final class PodSourceComponent {
       source.start();
       listeners.forEach(source::addListener);
     });
+  }
+
+  private synchronized PodSource source() {
+    return source;
   }
 
   /** The number of listener threads, 0 while it waits for a valid configuration; for tests. */

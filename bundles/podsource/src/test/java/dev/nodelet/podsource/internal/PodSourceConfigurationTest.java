@@ -9,10 +9,16 @@ import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.podsource.RecordingListener;
+import dev.nodelet.objectcache.PodListener;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.felix.hc.api.HealthCheck;
+import org.apache.felix.hc.api.Result;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -83,8 +89,50 @@ class PodSourceConfigurationTest {
 
     component.modified(config(Map.of("listener.threads", 2)));
     assertThat(component.threads()).isEqualTo(2);
-    assertThat(registry.healthCheck()).isEmpty();
+    assertThat(registry.healthChecks().keySet()).containsExactly("nodelet-pods-listed");
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
+  }
+
+  @Test
+  void readinessWaitsUntilTheNodesPodsReachedEveryListener() throws InterruptedException {
+    put("a");
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    PodListener slow = new PodListener() {
+      @Override
+      public void registerPod(Pod pod) {
+        entered.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+
+      @Override
+      public void unregisterPod(Pod pod) {
+      }
+    };
+    component = new PodSourceComponent(registry, reflectors, node, config(Map.of()));
+    component.addListener(listener);
+    component.addListener(slow);
+    HealthCheck check = registry.healthChecks().get("nodelet-pods-listed");
+    assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    // listed, and the other listener has the pod: the slow one has not returned yet
+    await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
+    Result waiting = check.execute();
+    assertThat(waiting.getStatus()).isEqualTo(Result.Status.TEMPORARILY_UNAVAILABLE);
+    assertThat(waiting.iterator().next().getMessage()).contains("the pods of node node-a are not listed");
+
+    release.countDown();
+    await().atMost(WAIT).until(() -> check.execute().isOk());
+    assertThat(check.execute().iterator().next().getMessage())
+        .isEqualTo("node node-a: 1 pods listed and handed to the pod listeners");
+    // a listener that comes later (a manager bundle updated) is ready once it has the pods
+    RecordingListener late = new RecordingListener();
+    component.addListener(late);
+    await().atMost(WAIT).until(() -> check.execute().isOk());
+    assertThat(late.calls()).containsExactly("register ns/a v=1");
   }
 
   @Test

@@ -64,7 +64,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
     this.dispatcher = new ApiServerDispatcher(builder.historySize, builder.bookmarkInterval,
         new Authorizer(builder.subjects, adminToken), builder.validateNames,
         Set.copyOf(builder.disabledFeatureGates));
-    this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port, certificates);
+    this.frontEnd = new HttpFrontEnd(dispatcher, builder.address, builder.port, certificates, builder.http2);
   }
 
   public static Builder builder() {
@@ -298,6 +298,7 @@ public final class EmbeddedApiServer implements AutoCloseable {
     private boolean validateNames = true;
     private final Set<String> disabledFeatureGates = new HashSet<>();
     private boolean tls;
+    private boolean http2 = true;
 
     private Builder() {
     }
@@ -309,6 +310,16 @@ public final class EmbeddedApiServer implements AutoCloseable {
      */
     public Builder tls() {
       this.tls = true;
+      return this;
+    }
+
+    /**
+     * Serves HTTPS as {@link #tls()} does, but offers only HTTP/1.1 by ALPN, as an API server behind a proxy that
+     * speaks no HTTP/2: a client that offers only {@code h2} fails its TLS handshake.
+     */
+    public Builder tlsWithoutHttp2() {
+      this.tls = true;
+      this.http2 = false;
       return this;
     }
 

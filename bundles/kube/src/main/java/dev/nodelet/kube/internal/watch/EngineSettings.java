@@ -11,15 +11,21 @@ import java.time.Duration;
  * @param maxBackoff longest retry delay of one reflector
  * @param callbackThreads threads that run the callbacks of all reflectors
  * @param watchList whether to try WatchList before LIST then WATCH
+ * @param responseTimeout how long a sent watch may wait for its response's headers before it fails and restarts
  */
 public record EngineSettings(double restartRate, int restartBurst, Duration initialBackoff, Duration maxBackoff,
-    int callbackThreads, boolean watchList) {
+    int callbackThreads, boolean watchList, Duration responseTimeout) {
 
   public static final double DEFAULT_RESTART_RATE = 400;
   public static final int DEFAULT_RESTART_BURST = 100;
   public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(800);
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(30);
   public static final int DEFAULT_CALLBACK_THREADS = 2;
+  /**
+   * An API server answers a watch's headers at once (its events follow); a watch without them after this long sits
+   * on a connection that lost its server, which no idle timeout ends, as quiet watches must not time out.
+   */
+  public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(30);
 
   public static Builder builder() {
     return new Builder();
@@ -33,6 +39,7 @@ public record EngineSettings(double restartRate, int restartBurst, Duration init
     private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
     private int callbackThreads = DEFAULT_CALLBACK_THREADS;
     private boolean watchList = true;
+    private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
 
     private Builder() {
     }
@@ -63,6 +70,11 @@ public record EngineSettings(double restartRate, int restartBurst, Duration init
       return this;
     }
 
+    public Builder responseTimeout(Duration timeout) {
+      this.responseTimeout = timeout;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the option that is wrong and what it must be */
     public EngineSettings build() {
       if (!(restartRate > 0) || Double.isInfinite(restartRate)) {
@@ -82,7 +94,11 @@ public record EngineSettings(double restartRate, int restartBurst, Duration init
       if (callbackThreads < 1 || callbackThreads > 64) {
         throw new IllegalArgumentException("callback threads must be between 1 and 64, got " + callbackThreads);
       }
-      return new EngineSettings(restartRate, restartBurst, initialBackoff, maxBackoff, callbackThreads, watchList);
+      if (responseTimeout == null || responseTimeout.isNegative() || responseTimeout.isZero()) {
+        throw new IllegalArgumentException("watch response timeout must be positive, got " + responseTimeout);
+      }
+      return new EngineSettings(restartRate, restartBurst, initialBackoff, maxBackoff, callbackThreads, watchList,
+          responseTimeout);
     }
   }
 }

@@ -267,7 +267,9 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       return;
     }
     call.inFlight = response;
+    call.handedOver();
     response.whenComplete((answer, error) -> {
+      call.answered();
       if (answer != null) {
         call.opened(answer.body());
         if (closed || call != current) {
@@ -396,6 +398,19 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       resuming = false;
       synced = true;
     }
+  }
+
+  /**
+   * A sent watch got no response headers in time: its connection lost its server without closing (nothing ends a
+   * quiet connection: watches must stay open while idle). It fails, and restarts as after any failure.
+   */
+  private void unanswered(Call call) {
+    if (closed || call != current || call.answered) {
+      return;
+    }
+    call.cancel();
+    failed(new ReflectorException("the watch of " + what() + " got no response from the API server within "
+        + engine.settings.responseTimeout().toMillis() + " ms of being sent", 0, null));
   }
 
   /** The end of a watch's response: its stream ended, broke, or it never got one. */
@@ -576,6 +591,12 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     volatile int status;
     private volatile AsyncBody body;
     private volatile boolean cancelled;
+    /** The transport tells when the request leaves ({@link #started()}), which may be long after it was sent. */
+    private volatile boolean early;
+    /** The response or the failure arrived; the deadline no longer applies. */
+    volatile boolean answered;
+    /** The deadline of the response's headers, armed when the request leaves. */
+    private volatile ScheduledFuture<?> deadline;
 
     Call(boolean watchList, StartGate gate) {
       this.watchList = watchList;
@@ -600,10 +621,58 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
     /** The transport sent the request: cancelling ends it from now on, also before its response arrives. */
     @Override
-    public void sent(AsyncBody early) {
-      body = early;
+    public void sent(AsyncBody earlyBody) {
+      early = true;
+      disarm(); // armed by handedOver() if fabric8's interceptors sent the request later: started() arms it
+      body = earlyBody;
       if (cancelled) {
-        early.cancel();
+        earlyBody.cancel();
+      }
+    }
+
+    @Override
+    public void started() {
+      arm();
+    }
+
+    /** The transport has the request: one that does not say when it leaves sends it now. */
+    void handedOver() {
+      if (!early) {
+        arm();
+      }
+    }
+
+    void answered() {
+      answered = true;
+      disarm();
+    }
+
+    private void arm() {
+      if (answered || cancelled) {
+        return;
+      }
+      ScheduledFuture<?> timer;
+      try {
+        timer = engine.timer().schedule(() -> serial.execute(() -> unanswered(this)),
+            engine.settings.responseTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return; // the engine is closing, and this reflector with it
+      }
+      ScheduledFuture<?> previous = deadline;
+      deadline = timer;
+      if (previous != null) {
+        previous.cancel(false);
+      }
+      if (answered || cancelled) {
+        disarm();
+      }
+    }
+
+    private void disarm() {
+      ScheduledFuture<?> timer = deadline;
+      deadline = null;
+      if (timer != null) {
+        timer.cancel(false);
       }
     }
 
@@ -622,6 +691,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     /** Ends the request: its body if it has one, else the pending response (closed on arrival). */
     void cancel() {
       cancelled = true;
+      disarm();
       AsyncBody b = body;
       if (b != null) {
         b.cancel();

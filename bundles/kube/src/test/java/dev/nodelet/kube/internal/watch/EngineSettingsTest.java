@@ -21,5 +21,7 @@ class EngineSettingsTest {
         .hasMessageContaining("max backoff PT1S must not be shorter than the initial backoff PT2S");
     assertThatThrownBy(() -> EngineSettings.builder().callbackThreads(0).build())
         .hasMessageContaining("callback threads must be between 1 and 64, got 0");
+    assertThatThrownBy(() -> EngineSettings.builder().responseTimeout(Duration.ZERO).build())
+        .hasMessageContaining("watch response timeout must be positive, got PT0S");
   }
 }

@@ -239,6 +239,11 @@ class HeldRestartsTest {
     }
 
     @Override
+    public void started() {
+      // the gate records the start
+    }
+
+    @Override
     public void consume(List<ByteBuffer> buffers, AsyncBody body) {
       body.consume();
     }

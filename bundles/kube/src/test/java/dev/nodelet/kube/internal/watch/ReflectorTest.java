@@ -229,6 +229,28 @@ class ReflectorTest {
   }
 
   @Test
+  void aQuietWatchOutlivesItsResponseDeadline() {
+    put("a", "1");
+    Duration deadline = Duration.ofMillis(500);
+    Engine engine = new Engine(client, EngineSettings.builder().responseTimeout(deadline)
+        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).build());
+    engines.add(engine);
+    Recorder recorder = new Recorder();
+    Reflector<ConfigMap> reflector = engine.reflector(ConfigMap.class).namespace("default").listener(recorder)
+        .start();
+    // (a cold, loaded machine may miss so short a deadline before the first answer: that watch restarts)
+    await().atMost(WAIT).until(() -> reflector.isSynced() && server.openWatches("configmaps") == 1);
+    int errors = recorder.errors.size();
+    long watches = server.requestCount(Verb.WATCH, "configmaps");
+
+    // the deadline is the headers': a watch that has them stays however long nothing happens on it
+    await().during(deadline.multipliedBy(3)).atMost(WAIT).until(() -> recorder.errors.size() == errors
+        && server.requestCount(Verb.WATCH, "configmaps") == watches && server.openWatches("configmaps") == 1);
+    put("a", "2");
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=2"));
+  }
+
+  @Test
   void goneListsExactlyOnceAndReportsTheDifference() {
     stop();
     startServer(5);

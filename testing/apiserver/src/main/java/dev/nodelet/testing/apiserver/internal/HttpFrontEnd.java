@@ -48,6 +48,7 @@ public final class HttpFrontEnd {
   private final ApiServerDispatcher dispatcher;
   private final InetAddress address;
   private final ServingCertificates certificates; // null: plain HTTP
+  private final boolean http2;
   // one entry per TCP connection, keyed by the client's address: an h2c upgrade replaces the HTTP/1.1 connection
   // object of the same socket
   private final Map<String, HttpConnection> connections = new ConcurrentHashMap<>();
@@ -57,11 +58,12 @@ public final class HttpFrontEnd {
   private HttpServer server;
 
   public HttpFrontEnd(ApiServerDispatcher dispatcher, InetAddress address, int port,
-      ServingCertificates certificates) {
+      ServingCertificates certificates, boolean http2) {
     this.dispatcher = dispatcher;
     this.address = address;
     this.port = port;
     this.certificates = certificates;
+    this.http2 = http2;
   }
 
   public synchronized void start() {
@@ -88,7 +90,8 @@ public final class HttpFrontEnd {
     if (certificates != null) {
       options.setSsl(true)
           .setUseAlpn(true)
-          .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1))
+          .setAlpnVersions(http2 ? List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1)
+              : List.of(HttpVersion.HTTP_1_1))
           .setKeyCertOptions(new PfxOptions()
               .setValue(io.vertx.core.buffer.Buffer.buffer(certificates.servingKeyStore()))
               .setPassword(certificates.storePassword()));
