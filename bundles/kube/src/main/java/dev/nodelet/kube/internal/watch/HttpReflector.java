@@ -60,8 +60,6 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private boolean warned;
   /** Whether a request was sent before: a watch without a list after that is a restart. */
   private boolean connected;
-  /** Whether the last request went to a transport that holds a restart until the bucket lets it start. */
-  private boolean paced;
   private ScheduledFuture<?> retry;
 
   HttpReflector(Engine engine, Class<T> type, String namespace, String fieldSelector, String labelSelector,
@@ -171,7 +169,6 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   private void listThenWatch(boolean again) {
-    paced = false;
     if (again && !startsNow()) {
       return;
     }
@@ -252,7 +249,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     HttpClient http = engine.http();
     HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
         .forStreaming().build();
-    paced = http instanceof StartGate.Transport transport && transport.gates(request);
+    boolean paced = http instanceof StartGate.Transport transport && transport.gates(request);
     if (again && !paced && !startsNow()) {
       return;
     }
@@ -479,16 +476,15 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   /**
-   * Connects again after {@code minDelayNanos} and a jitter. A restart that its transport holds for the bucket needs
-   * no slot before that: one that cannot connect (the server is away) then costs none. Otherwise it reserves a slot
-   * of the bucket, which spreads restarts that would start together.
+   * Connects again once a slot of the bucket is due, no earlier than {@code minDelayNanos}: the reservations spread
+   * restarts that would start together, and while the server is away they space each reflector's attempts, so that
+   * its backoff does not grow with every refused connect.
    */
   private void restart(long minDelayNanos) {
     if (closed) {
       return;
     }
-    long delay = paced ? minDelayNanos + (long) (engine.random.getAsDouble() * engine.limiter.intervalNanos())
-        : engine.limiter.reserve(minDelayNanos);
+    long delay = engine.limiter.reserve(minDelayNanos);
     try {
       retry = engine.timer().schedule(() -> serial.execute(() -> connect(true)), delay, TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {

@@ -5,10 +5,10 @@ import java.util.function.LongSupplier;
 
 /**
  * The token bucket that every re-establishment of a watch goes through (the generic cell rate algorithm, one
- * timestamp instead of a token count). Where the transport does not hold a restart for the bucket, the restart
- * reserves a slot first ({@link #reserve}): reservations never fail; each gets the delay after which it conforms,
- * plus a jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window
- * of {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
+ * timestamp instead of a token count). A restart reserves a slot first ({@link #reserve}): reservations never
+ * fail; each gets the delay after which it conforms, plus a jitter within its own slot, so that a burst of restarts
+ * is spread instead of synchronised. Over any window of {@code w} seconds at most {@code burst + rate * w + 1}
+ * reservations start.
  *
  * <p>A reserved start can run later than its slot (a busy callback pool, a slow timer, a transport waiting for a
  * connection); late starts that then go out together would exceed the bucket. So each start is checked again when
