@@ -20,7 +20,9 @@ import dev.nodelet.kube.internal.jetty.util.Callback;
 import dev.nodelet.kube.internal.jetty.util.Promise;
 import dev.nodelet.kube.internal.jetty.util.SocketAddressResolver;
 import dev.nodelet.kube.internal.jetty.util.ssl.SslContextFactory;
+import dev.nodelet.kube.internal.jetty.util.thread.Scheduler;
 import dev.nodelet.kube.internal.watch.EarlyBody;
+import dev.nodelet.kube.internal.watch.StartGate;
 import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
@@ -31,6 +33,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -40,6 +43,7 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLHandshakeException;
 import org.slf4j.Logger;
@@ -57,6 +61,10 @@ import org.slf4j.LoggerFactory;
  * business. Body bytes reach the consumer one chunk per {@link AsyncBody#consume()}: the HTTP/2 flow-control window
  * of a stream is given back only then. Cancelling resets the stream at once, also before its response arrived; a
  * request still waiting for a session is dropped unsent.
+ *
+ * <p>A request with a {@link EarlyBody#gate() gate} (a watch's restart) asks it when it would get its stream, not
+ * when it was submitted: after an outage, restarts wait here for the new sessions and would otherwise leave together
+ * once one is ready. One that the gate refuses stays waiting and is dispatched again when the gate says it conforms.
  */
 final class Http2Streams {
 
@@ -109,9 +117,11 @@ final class Http2Streams {
       io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer,
       Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11) {
     URI uri = request.uri();
-    Exchange exchange = new Exchange(request, consumer, metaData(request), overHttp11);
+    EarlyBody early = consumer instanceof EarlyBody e ? e : null;
+    Exchange exchange = new Exchange(request, consumer, metaData(request), overHttp11,
+        early == null ? null : early.gate());
     CompletableFuture<HttpResponse<AsyncBody>> response = exchange.response;
-    if (consumer instanceof EarlyBody early) {
+    if (early != null) {
       early.sent(exchange);
     }
     origins.computeIfAbsent(key(uri), k -> new Origin(uri.getHost(), port(uri))).submit(exchange);
@@ -192,6 +202,9 @@ final class Http2Streams {
     private int expectedStreams = EXPECTED_STREAMS;
     /** The server negotiated no HTTP/2: its streaming requests take the high-level client. */
     volatile boolean noHttp2;
+    /** The next dispatch of requests a gate held back, and when it runs (nanoTime); null when none is due. */
+    private Scheduler.Task held;
+    private long heldUntil;
 
     Origin(String host, int port) {
       this.host = host;
@@ -211,15 +224,23 @@ final class Http2Streams {
       dispatch();
     }
 
-    /** Gives waiting requests a stream on a session with room, and opens a session when none has any. */
+    /**
+     * Gives waiting requests a stream on a session with room, and opens a session when none has any. A request its
+     * gate refuses keeps its place; the others of that gate are not asked again in this round.
+     */
     private void dispatch() {
       List<Exchange> start = new ArrayList<>();
       int open = 0;
+      long holdNanos = Long.MAX_VALUE;
       synchronized (this) {
-        while (!waiting.isEmpty()) {
-          Exchange next = waiting.peek();
+        StartGate refused = null;
+        for (Iterator<Exchange> it = waiting.iterator(); it.hasNext(); ) {
+          Exchange next = it.next();
           if (next.cancelled) {
-            waiting.poll();
+            it.remove();
+            continue;
+          }
+          if (next.gate != null && next.gate == refused) {
             continue;
           }
           Connection room = null;
@@ -238,7 +259,15 @@ final class Http2Streams {
             }
             break;
           }
-          waiting.poll();
+          if (next.gate != null) {
+            long wait = next.gate.tryStart();
+            if (wait > 0) {
+              refused = next.gate;
+              holdNanos = Math.min(holdNanos, wait);
+              continue;
+            }
+          }
+          it.remove();
           room.streams++;
           next.connection = room;
           start.add(next);
@@ -249,6 +278,29 @@ final class Http2Streams {
       }
       for (int i = 0; i < open; i++) {
         connect();
+      }
+      if (holdNanos != Long.MAX_VALUE) {
+        dispatchIn(holdNanos);
+      }
+    }
+
+    /** Dispatches again after {@code nanos}, unless a dispatch is due before then: one timer task per origin. */
+    private void dispatchIn(long nanos) {
+      long at = System.nanoTime() + nanos;
+      synchronized (this) {
+        if (closed || held != null && heldUntil - at <= 0) {
+          return;
+        }
+        if (held != null) {
+          held.cancel();
+        }
+        heldUntil = at;
+        held = http2.getScheduler().schedule(() -> {
+          synchronized (this) {
+            held = null;
+          }
+          dispatch();
+        }, nanos, TimeUnit.NANOSECONDS);
       }
     }
 
@@ -321,6 +373,7 @@ final class Http2Streams {
           LOG.info("The API server {}:{} offers no HTTP/2 (ALPN): its watches use HTTP/1.1, one connection each",
               host, port);
         }
+        // once per server: restarts among them pass no gate now (they wait for no session any more)
         failed.forEach(Exchange::sendOverHttp11);
         return;
       }
@@ -367,6 +420,10 @@ final class Http2Streams {
         waiting.clear();
         open = new ArrayList<>(connections);
         connections.clear();
+        if (held != null) {
+          held.cancel();
+          held = null;
+        }
       }
       IOException error = new IOException("the Kubernetes client is closed");
       failed.forEach(exchange -> exchange.fail(error));
@@ -449,6 +506,8 @@ final class Http2Streams {
     /** Until the response arrives. */
     private StandardHttpRequest request;
     private final io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer;
+    /** Asked when the request would get its stream; null when it starts as soon as it has one. */
+    final StartGate gate;
     /** Until sent; the request's target is cleared once the response arrives. */
     private MetaData.Request metaData;
     /** Until the response arrives: the same request over HTTP/1.1, for a server that refuses HTTP/2. */
@@ -467,11 +526,12 @@ final class Http2Streams {
 
     Exchange(StandardHttpRequest request,
         io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer, MetaData.Request metaData,
-        Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11) {
+        Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11, StartGate gate) {
       this.request = request;
       this.consumer = consumer;
       this.metaData = metaData;
       this.overHttp11 = overHttp11;
+      this.gate = gate;
     }
 
     /** Sends the request over HTTP/1.1 instead (never started here); its answer becomes this one's. */

@@ -25,6 +25,7 @@ import dev.nodelet.kube.internal.jetty.util.ssl.SslContextFactory;
 import dev.nodelet.kube.internal.jetty.util.thread.QueuedThreadPool;
 import dev.nodelet.kube.internal.jetty.util.thread.ScheduledExecutorScheduler;
 import dev.nodelet.kube.internal.jetty.websocket.client.WebSocketClient;
+import dev.nodelet.kube.internal.watch.StartGate;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpResponse;
@@ -219,7 +220,7 @@ final class Http2Transport extends JettyHttpClientFactory {
    * the failure of a request that got none. fabric8's interceptors hear only of failed responses, so the measuring
    * happens here.
    */
-  private static final class Metered extends JettyHttpClient {
+  private static final class Metered extends JettyHttpClient implements StartGate.Transport {
     private final HttpClient jetty;
     private final WebSocketClient webSockets;
     private final Optional<KubeMetrics> metrics;
@@ -261,6 +262,12 @@ final class Http2Transport extends JettyHttpClientFactory {
         throw KubernetesClientException.launderThrowable(e);
       }
       return streams.send(request, consumer, () -> super.consumeBytesDirect(request, consumer));
+    }
+
+    /** Requests that take HTTP/2 streams wait here for a session: their gate is asked when their stream starts. */
+    @Override
+    public boolean gates(io.fabric8.kubernetes.client.http.HttpRequest request) {
+      return request instanceof StandardHttpRequest standard && streams.accepts(standard);
     }
 
     @Override

@@ -17,4 +17,14 @@ public interface EarlyBody {
    * connection: its response is due from now on.
    */
   void started();
+
+  /**
+   * The gate this request passes when it actually starts, for a transport that holds requests until it has a stream
+   * for them (see {@link StartGate.Transport}).
+   *
+   * @return null when the request starts as soon as it can
+   */
+  default StartGate gate() {
+    return null;
+  }
 }

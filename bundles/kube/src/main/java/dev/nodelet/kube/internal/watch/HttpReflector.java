@@ -60,6 +60,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private boolean warned;
   /** Whether a request was sent before: a watch without a list after that is a restart. */
   private boolean connected;
+  /** Whether the last request went to a transport that holds a restart until the bucket lets it start. */
+  private boolean paced;
   private ScheduledFuture<?> retry;
 
   HttpReflector(Engine engine, Class<T> type, String namespace, String fieldSelector, String labelSelector,
@@ -79,7 +81,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   void start() {
-    serial.execute(this::connect);
+    serial.execute(() -> connect(false));
   }
 
   @Override
@@ -134,31 +136,52 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   // ---- requests (serial executor) ----
 
-  private void connect() {
+  /** @param again whether this re-establishes the reflector: its request then passes the restart bucket */
+  private void connect(boolean again) {
     retry = null;
     if (closed) {
       return;
     }
     if (resourceVersion == null || !(synced || resuming)) {
       if (engine.tryWatchList()) {
-        watch(true, false);
+        watch(true, false, again);
       } else {
-        listThenWatch();
+        listThenWatch(again);
       }
     } else {
-      watch(false, connected);
+      watch(false, connected, again);
     }
     connected = true;
   }
 
-  private void listThenWatch() {
+  /**
+   * A restart's request passes the bucket when it actually starts. Where the transport holds the request (waiting
+   * for a connection) it asks the call's gate itself then; otherwise the check is here, right before sending, as
+   * reserved starts can run late and go out together.
+   *
+   * @return false if the request does not conform now and was reserved again
+   */
+  private boolean startsNow() {
+    long wait = engine.limiter.tryStart();
+    if (wait > 0) {
+      restart(wait);
+      return false;
+    }
+    return true;
+  }
+
+  private void listThenWatch(boolean again) {
+    paced = false;
+    if (again && !startsNow()) {
+      return;
+    }
     Map<String, String> query = new LinkedHashMap<>();
     query.put("fieldSelector", fieldSelector);
     query.put("labelSelector", labelSelector);
     HttpClient http = engine.http();
     HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
         .build();
-    Call call = new Call(false);
+    Call call = new Call(false, null);
     current = call;
     CompletableFuture<HttpResponse<String>> response;
     try {
@@ -202,10 +225,14 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       }
     }
     replace(items, resourceVersionOf(list));
-    watch(false, false);
+    watch(false, false, false);
   }
 
-  private void watch(boolean watchList, boolean restart) {
+  /**
+   * @param restart whether this resumes an earlier watch (the listener hears of it once the server accepts)
+   * @param again whether this re-establishes the reflector (see {@link #startsNow()})
+   */
+  private void watch(boolean watchList, boolean restart, boolean again) {
     Map<String, String> query = new LinkedHashMap<>();
     query.put("watch", "true");
     query.put("allowWatchBookmarks", "true");
@@ -225,7 +252,12 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     HttpClient http = engine.http();
     HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
         .forStreaming().build();
-    Call call = new Call(watchList);
+    paced = http instanceof StartGate.Transport transport && transport.gates(request);
+    if (again && !paced && !startsNow()) {
+      return;
+    }
+    StartGate gate = again && paced ? engine.limiter : null;
+    Call call = new Call(watchList, gate);
     current = call;
     CompletableFuture<HttpResponse<AsyncBody>> response;
     try {
@@ -446,32 +478,21 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     failures = 0;
   }
 
+  /**
+   * Connects again after {@code minDelayNanos} and a jitter. A restart that its transport holds for the bucket needs
+   * no slot before that: one that cannot connect (the server is away) then costs none. Otherwise it reserves a slot
+   * of the bucket, which spreads restarts that would start together.
+   */
   private void restart(long minDelayNanos) {
     if (closed) {
       return;
     }
-    long delay = engine.limiter.reserve(minDelayNanos);
+    long delay = paced ? minDelayNanos + (long) (engine.random.getAsDouble() * engine.limiter.intervalNanos())
+        : engine.limiter.reserve(minDelayNanos);
     try {
-      retry = engine.timer().schedule(() -> serial.execute(this::reconnect), delay, TimeUnit.NANOSECONDS);
+      retry = engine.timer().schedule(() -> serial.execute(() -> connect(true)), delay, TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // the engine is closing, and this reflector with it
-    }
-  }
-
-  /**
-   * A reserved restart, now due: it is sent only if the restarts actually sent leave room in the bucket. One that ran
-   * late (behind a busy callback pool) and would join others in a burst reserves again instead.
-   */
-  private void reconnect() {
-    if (closed) {
-      return;
-    }
-    long wait = engine.limiter.send();
-    if (wait > 0) {
-      retry = null;
-      restart(wait);
-    } else {
-      connect();
     }
   }
 
@@ -559,6 +580,8 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   /** One list or watch request and what its answer has delivered so far; a watch's consumer of its body. */
   private final class Call implements AsyncBody.Consumer<List<ByteBuffer>>, EarlyBody {
     final boolean watchList;
+    /** The restart bucket for a transport that holds this request; null when it starts as soon as it can. */
+    private final StartGate gate;
     final LineSplitter lines = new LineSplitter();
     /** The body of an answer that is not a 2xx, for its message; null until one arrives. */
     private StringBuilder errorBody;
@@ -575,8 +598,9 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     /** The deadline of the response's headers, armed when the request leaves. */
     private volatile ScheduledFuture<?> deadline;
 
-    Call(boolean watchList) {
+    Call(boolean watchList, StartGate gate) {
       this.watchList = watchList;
+      this.gate = gate;
       this.initial = watchList ? new KnownObjects<>() : null;
     }
 
@@ -650,6 +674,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       if (timer != null) {
         timer.cancel(false);
       }
+    }
+
+    @Override
+    public StartGate gate() {
+      return gate;
     }
 
     StringBuilder errorBody() {

@@ -5,15 +5,17 @@ import java.util.function.LongSupplier;
 
 /**
  * The token bucket that every re-establishment of a watch goes through (the generic cell rate algorithm, one
- * timestamp instead of a token count). Reservations never fail: each gets the delay after which it conforms, plus a
- * jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window of
- * {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
+ * timestamp instead of a token count). Where the transport does not hold a restart for the bucket, the restart
+ * reserves a slot first ({@link #reserve}): reservations never fail; each gets the delay after which it conforms,
+ * plus a jitter within its own slot, so that a burst of restarts is spread instead of synchronised. Over any window
+ * of {@code w} seconds at most {@code burst + rate * w + 1} reservations start.
  *
- * <p>A reserved start can run later than its slot (a busy callback pool, a slow timer); late starts that then go out
- * together would exceed the bucket. So each start is checked again when its request is sent, against the same rate
- * and burst counted over the starts actually made ({@link #send()}); one that does not conform reserves again.
+ * <p>A reserved start can run later than its slot (a busy callback pool, a slow timer, a transport waiting for a
+ * connection); late starts that then go out together would exceed the bucket. So each start is checked again when
+ * its request actually starts, against the same rate and burst counted over the starts made ({@link #tryStart()}):
+ * a transport that holds requests asks this itself; otherwise the reflector asks right before sending.
  */
-final class RestartLimiter {
+final class RestartLimiter implements StartGate {
 
   private final long intervalNanos;
   private final long toleranceNanos;
@@ -22,9 +24,10 @@ final class RestartLimiter {
   private boolean used; // guarded by this
   private long theoreticalArrival; // guarded by this
   private long reservations; // guarded by this
-  private boolean sent; // guarded by this
-  private long sentArrival; // guarded by this: the theoretical arrival time over the starts actually made
+  private boolean anyStarted; // guarded by this
+  private long startArrival; // guarded by this: the theoretical arrival time over the starts actually made
   private long refused; // guarded by this
+  private long started; // guarded by this
 
   RestartLimiter(double ratePerSecond, int burst, LongSupplier nanoTime, DoubleSupplier random) {
     this.intervalNanos = Math.max(1, (long) (1_000_000_000L / ratePerSecond));
@@ -56,31 +59,38 @@ final class RestartLimiter {
   }
 
   /**
-   * Takes one start now if the starts made so far leave room for it: the same bucket over send times, with one
+   * Takes one start now if the starts made so far leave room for it: the same bucket over start times, with one
    * interval more tolerance for the jitter a reservation adds within its slot.
    *
    * @return 0 if the start was taken; otherwise the delay from now after which one would conform (nothing taken)
    */
-  long send() {
+  @Override
+  public long tryStart() {
     long now = nanoTime.getAsLong();
     synchronized (this) {
-      if (!sent) {
-        sent = true;
-        sentArrival = now;
+      if (!anyStarted) {
+        anyStarted = true;
+        startArrival = now;
       }
-      long conforms = sentArrival - toleranceNanos - intervalNanos;
+      long conforms = startArrival - toleranceNanos - intervalNanos;
       if (now < conforms) {
         refused++;
         return conforms - now;
       }
-      sentArrival = Math.max(sentArrival, now) + intervalNanos;
+      startArrival = Math.max(startArrival, now) + intervalNanos;
+      started++;
       return 0;
     }
   }
 
-  /** @return how many starts came too late to conform and reserved again */
+  /** @return how many starts were refused because they would not conform */
   synchronized long refused() {
     return refused;
+  }
+
+  /** @return how many starts were taken so far */
+  synchronized long started() {
+    return started;
   }
 
   /** @return how many starts were reserved so far */

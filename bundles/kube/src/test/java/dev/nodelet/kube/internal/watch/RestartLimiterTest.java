@@ -90,7 +90,7 @@ class RestartLimiterTest {
       long at = due.poll()[0];
       now.set(at >= stallFrom && at < stallTo ? stallTo : at);
       runs++;
-      long wait = limiter.send();
+      long wait = limiter.tryStart();
       if (wait == 0) {
         sent[count++] = now.get();
       } else {
@@ -121,7 +121,7 @@ class RestartLimiterTest {
     Arrays.sort(slots);
     for (long slot : slots) {
       now.set(slot);
-      assertThat(limiter.send()).isZero();
+      assertThat(limiter.tryStart()).isZero();
     }
     assertThat(limiter.refused()).isZero();
   }
