@@ -118,8 +118,8 @@ final class Http2Streams {
       Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11) {
     URI uri = request.uri();
     EarlyBody early = consumer instanceof EarlyBody e ? e : null;
-    Exchange exchange = new Exchange(request, consumer, metaData(request), early == null ? null : early.gate(),
-        overHttp11);
+    Exchange exchange = new Exchange(request, consumer, metaData(request), overHttp11,
+        early == null ? null : early.gate());
     CompletableFuture<HttpResponse<AsyncBody>> response = exchange.response;
     if (early != null) {
       early.sent(exchange);
@@ -373,6 +373,7 @@ final class Http2Streams {
           LOG.info("The API server {}:{} offers no HTTP/2 (ALPN): its watches use HTTP/1.1, one connection each",
               host, port);
         }
+        // once per server: restarts among them pass no gate now (they wait for no session any more)
         failed.forEach(Exchange::sendOverHttp11);
         return;
       }
@@ -525,12 +526,12 @@ final class Http2Streams {
 
     Exchange(StandardHttpRequest request,
         io.fabric8.kubernetes.client.http.AsyncBody.Consumer<List<ByteBuffer>> consumer, MetaData.Request metaData,
-        StartGate gate, Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11) {
+        Supplier<CompletableFuture<HttpResponse<AsyncBody>>> overHttp11, StartGate gate) {
       this.request = request;
       this.consumer = consumer;
       this.metaData = metaData;
-      this.gate = gate;
       this.overHttp11 = overHttp11;
+      this.gate = gate;
     }
 
     /** Sends the request over HTTP/1.1 instead (never started here); its answer becomes this one's. */

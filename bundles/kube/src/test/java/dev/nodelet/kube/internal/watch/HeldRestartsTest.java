@@ -233,13 +233,12 @@ class HeldRestartsTest {
     }
 
     @Override
-    public StartGate gate() {
-      return gate;
+    public void started() {
     }
 
     @Override
-    public void started() {
-      // the gate records the start
+    public StartGate gate() {
+      return gate;
     }
 
     @Override

@@ -204,7 +204,12 @@ class ReflectorTest {
   void resumesAfterACutAndAfterAServerRestartWithoutListingAgain() {
     put("a", "1");
     Recorder recorder = new Recorder();
-    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default").listener(recorder)
+    // a watch sent while the server goes away may wait on a connection that stays open: its deadline ends it
+    // within this test's waits
+    Engine engine = new Engine(client, EngineSettings.builder().backoff(Duration.ofMillis(20), Duration.ofMillis(200))
+        .responseTimeout(Duration.ofSeconds(5)).build());
+    engines.add(engine);
+    Reflector<ConfigMap> reflector = engine.reflector(ConfigMap.class).namespace("default").listener(recorder)
         .start();
     await().atMost(WAIT).until(reflector::isSynced);
 

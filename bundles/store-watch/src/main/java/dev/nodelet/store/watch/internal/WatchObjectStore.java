@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * <p>Each object has its own {@link Reflector} from the {@link Reflectors} the store is given: no informer, no store or
  * indexer beside the one object, and no thread of its own. The reflector syncs (WatchList, or LIST then WATCH), resumes
  * after a cut from the last resourceVersion, lists again only on 410 Gone, and shapes its restarts through the shared
- * restart bucket; opening one only enqueues, so registering a pod never waits for the network. A get of a synced
+ * restart bucket; opening one only enqueues, so registering a pod never waits for the network, and the timer opens
+ * what a registration queued as one batch a millisecond later, once the registering thread has left. A get of a synced
  * object takes no lock and reads no clock: it reads the object's snapshot and notes the access in a clock that a timer
  * refreshes every second.
  *
@@ -70,6 +71,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   /** How often a get looks whether an item has synced, as the kubelet polls. */
   private static final long SYNC_POLL_MILLIS = 10;
+  /**
+   * How long after the first queued opening the timer opens the queue: long enough that a pod's registration has
+   * returned, so that its references open as one batch and the opening does not take the registering thread's core.
+   */
+  static final long OPEN_DELAY_MICROS = 1_000;
 
   private final ResourceType<T> type;
   /** The type's immutability test, one instance for all the items. */
@@ -85,6 +91,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** Reflectors to open, on the timer thread ({@link #openLater}). */
   private final Queue<Opening<T>> openings = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean opening = new AtomicBoolean();
+  /** The timer's pending {@link #openQueued}, cancelled by {@link #close()}. */
+  private volatile ScheduledFuture<?> openTask;
   /** Polled items that took a colder one's slot, opened once its watch has ended ({@link #openPromoted}). */
   private final Queue<Promoted<T>> promoted = new ConcurrentLinkedQueue<>();
   /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
@@ -385,18 +393,19 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   /**
    * Queues the opening of a run's reflector for the timer thread: a registration or get only enqueues, and a run
-   * stopped before its turn (the pod went again) opens nothing.
+   * stopped before its turn (the pod went again) opens nothing. The timer opens the queue {@link #OPEN_DELAY_MICROS}
+   * after the first opening queued, all that is queued by then as one batch.
    */
   private void openLater(WatchItem<T> item, int run) {
     openings.add(new Opening<>(item, run));
     wakeOpener();
   }
 
-  /** Has the timer thread run {@link #openQueued} unless it is already due to. */
+  /** Has the timer thread run {@link #openQueued} one tick from now, unless it is already due to. */
   private void wakeOpener() {
     if (opening.compareAndSet(false, true)) {
       try {
-        timer.execute(this::openQueued);
+        openTask = timer.schedule(this::openQueued, OPEN_DELAY_MICROS, TimeUnit.MICROSECONDS);
       } catch (RejectedExecutionException e) {
         opening.set(false); // the strategy is closed, and this store with it
       }
@@ -892,6 +901,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       closed = onClose;
     }
     promoted.clear();
+    openings.clear();
+    ScheduledFuture<?> pending = openTask;
+    if (pending != null) {
+      pending.cancel(false);
+    }
     ticks.forEach(tick -> tick.cancel(false));
     metrics.closed(this);
     closed.run();

@@ -21,9 +21,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class WatchObjectStoreTest {
 
   private final MutableClock clock = new MutableClock();
   private final RecordingListener<ConfigMap> listener = new RecordingListener<>();
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+  private final RecordingTimer timer = new RecordingTimer();
   private EmbeddedApiServer server;
   private KubernetesClient client;
   private ReflectorEngine reflectors;
@@ -395,17 +396,7 @@ class WatchObjectStoreTest {
     start();
     put("a", "1");
     put("b", "1");
-    CountDownLatch held = new CountDownLatch(1);
-    CountDownLatch holding = new CountDownLatch(1);
-    timer.execute(() -> {
-      holding.countDown();
-      try {
-        held.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
-    assertThat(holding.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    CountDownLatch held = hold();
 
     // the timer thread, which opens the reflectors, is busy: registering still returns, and nothing is opened
     store.addReference("ns", "a", "pod-1");
@@ -418,5 +409,79 @@ class WatchObjectStoreTest {
     await().atMost(WAIT).until(() -> watches("b") == 1);
     assertThat(lists()).isEqualTo(1); // b's; a was dropped before its turn and never listed
     assertThat(watches("a")).isZero();
+  }
+
+  @Test
+  void aPodsReferencesOpenAsOneBatchOneTickAfterTheRegistration() throws InterruptedException {
+    start();
+    for (int i = 0; i < 10; i++) {
+      put("cm" + i, "v");
+    }
+    CountDownLatch held = hold();
+    timer.delays.clear();
+
+    for (int i = 0; i < 10; i++) {
+      store.addReference("ns", "cm" + i, "pod-1");
+    }
+    // ten references queue one opening, a tick ahead: nothing is handed to the timer to run at once
+    assertThat(timer.delays).containsExactly(TimeUnit.MICROSECONDS.toNanos(WatchObjectStore.OPEN_DELAY_MICROS));
+    assertThat(store.openWatches()).isZero();
+
+    held.countDown();
+    for (int i = 0; i < 10; i++) {
+      String name = "cm" + i;
+      await().atMost(WAIT).until(() -> watches(name) == 1);
+    }
+    assertThat(lists()).isEqualTo(10);
+    // that one run of the timer opened all ten: none asked for another
+    assertThat(timer.delays).filteredOn(delay -> delay > 0).hasSize(1);
+  }
+
+  @Test
+  void closingTheStoreLeavesNoOpeningOnTheTimer() throws InterruptedException {
+    start();
+    put("a", "1");
+    CountDownLatch held = hold();
+    store.addReference("ns", "a", "pod-1");
+    assertThat(timer.getQueue()).isNotEmpty();
+
+    store.close();
+    assertThat(timer.getQueue()).isEmpty();
+    held.countDown();
+    assertThat(store.openWatches()).isZero();
+    assertThat(watches("a")).isZero();
+  }
+
+  /** Keeps the timer thread busy until the returned latch is counted down. */
+  private CountDownLatch hold() throws InterruptedException {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    timer.execute(() -> {
+      holding.countDown();
+      try {
+        held.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    assertThat(holding.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    return held;
+  }
+
+  /** The store's timer, noting the delay of every one-shot task it is given (an {@code execute} is a delay of 0). */
+  private static final class RecordingTimer extends ScheduledThreadPoolExecutor {
+
+    final List<Long> delays = new CopyOnWriteArrayList<>();
+
+    RecordingTimer() {
+      super(1);
+      setRemoveOnCancelPolicy(true);
+    }
+
+    @Override
+    public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+      delays.add(unit.toNanos(delay));
+      return super.schedule(command, delay, unit);
+    }
   }
 }
