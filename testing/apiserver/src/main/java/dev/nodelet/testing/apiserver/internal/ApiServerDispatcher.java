@@ -67,6 +67,10 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private long compactedResourceVersion; // guarded by eventLock: events up to here are gone
   private volatile long currentResourceVersion;
   private final Set<WatchSession> watches = ConcurrentHashMap.newKeySet();
+  // the same watches by the name their field selector requires, and those that require none: a write is matched
+  // against the watches that can select it only (a node watches thousands of objects one by one)
+  private final Map<String, Set<WatchSession>> watchesByName = new ConcurrentHashMap<>();
+  private final Set<WatchSession> unnamedWatches = ConcurrentHashMap.newKeySet();
   private final KubernetesAttributesExtractor extractor = new KubernetesAttributesExtractor();
   private final Faults faults = new Faults();
   private final Authorizer authorizer;
@@ -696,13 +700,16 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       }
       long resourceVersion;
       String object;
+      String name;
       if (stored != null) {
         resourceVersion = Long.parseLong(stored.getMetadata().getResourceVersion());
+        name = stored.getMetadata().getName();
       } else {
         // a deletion is an event of its own with the next resourceVersion, carried by the deleted object
         resourceVersion = requestResourceVersion();
         GenericKubernetesResource deleted = Serialization.unmarshal(existing, GenericKubernetesResource.class);
         deleted.getMetadata().setResourceVersion(String.valueOf(resourceVersion));
+        name = deleted.getMetadata().getName();
         newState = Serialization.asJson(deleted);
       }
       object = newState;
@@ -712,11 +719,16 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         compactedResourceVersion = history.removeFirst().resourceVersion();
       }
       currentResourceVersion = Math.max(currentResourceVersion, resourceVersion);
-      for (WatchSession session : watches) {
-        deliver(session, event);
-        if (session.isClosed()) {
-          watches.remove(session); // its client went away while we wrote to it
-        }
+      deliver(unnamedWatches, event);
+      deliver(watchesByName.getOrDefault(name, Set.of()), event);
+    }
+  }
+
+  private void deliver(Set<WatchSession> sessions, Event event) {
+    for (WatchSession session : sessions) {
+      deliver(session, event);
+      if (session.isClosed()) {
+        close(session); // its client went away while we wrote to it
       }
     }
   }
@@ -883,6 +895,16 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         }
       }
       watches.add(session);
+      String name = selectedName(session.fieldSelector);
+      if (name == null) {
+        unnamedWatches.add(session);
+      } else {
+        watchesByName.compute(name, (n, named) -> {
+          Set<WatchSession> sessions = named == null ? ConcurrentHashMap.newKeySet() : named;
+          sessions.add(session);
+          return sessions;
+        });
+      }
     }
     LOG.debug("watch opened: {} {} fieldSelector={}", session.request.resource(),
         session.request.namespace(), session.fieldSelector);
@@ -894,7 +916,14 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
 
   /** Ends a session (from the server side, or after its transport closed). */
   void close(WatchSession session) {
-    watches.remove(session);
+    if (watches.remove(session)) {
+      String name = selectedName(session.fieldSelector);
+      if (name == null) {
+        unnamedWatches.remove(session);
+      } else {
+        watchesByName.computeIfPresent(name, (n, named) -> named.remove(session) && named.isEmpty() ? null : named);
+      }
+    }
     session.close();
   }
 
