@@ -80,7 +80,7 @@ class HeldRestartsTest {
     assertThat(starts).hasSize(WATCHES);
     // the bucket's promise over the starts made: burst + rate * w, one interval more for a reservation's jitter
     for (double window : new double[] {0.01, 0.1, 0.5, 1}) {
-      assertThat(most(starts, (long) (window * SECOND))).as("starts within %s s", window)
+      assertThat(RestartLimiterTest.most(starts, (long) (window * SECOND))).as("starts within %s s", window)
           .isLessThanOrEqualTo((int) (BURST + RATE * window + 2));
     }
     assertThat(starts[WATCHES - 1] - starts[0]).as("from the first start to the last")
@@ -174,19 +174,6 @@ class HeldRestartsTest {
     } finally {
       engine.close();
     }
-  }
-
-  /** The most of the sorted times that fall within any window of {@code w} nanoseconds. */
-  private static int most(long[] times, long w) {
-    int most = 0;
-    int first = 0;
-    for (int last = 0; last < times.length; last++) {
-      while (times[last] - times[first] >= w) {
-        first++;
-      }
-      most = Math.max(most, last - first + 1);
-    }
-    return most;
   }
 
   /** The engine's bucket, and when each start it let through was taken. */

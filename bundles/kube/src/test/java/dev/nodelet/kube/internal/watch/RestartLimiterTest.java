@@ -127,7 +127,7 @@ class RestartLimiterTest {
   }
 
   /** The most of the sorted times that fall within any window of {@code w} nanoseconds. */
-  private static int most(long[] times, long w) {
+  static int most(long[] times, long w) {
     int most = 0;
     int first = 0;
     for (int last = 0; last < times.length; last++) {
