@@ -84,7 +84,7 @@ record Access(boolean resourceRequest, Verb verb, String apiGroup, String resour
   }
 
   /** The name an exact {@code metadata.name} requirement of a field selector asks for, else empty. */
-  private static String selectedName(String fieldSelector) {
+  static String selectedName(String fieldSelector) {
     if (fieldSelector != null) {
       for (String term : fieldSelector.split(",")) {
         String t = term.trim();

@@ -748,26 +748,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
   }
 
-  /** The name a field selector requires ({@code metadata.name=x} among its requirements), or null. */
-  private static String selectedName(String fieldSelector) {
-    if (fieldSelector == null) {
-      return null;
-    }
-    for (String requirement : fieldSelector.split(",")) {
-      String r = requirement.trim();
-      if (r.startsWith("metadata.name") && !r.contains("!=")) {
-        String value = r.substring("metadata.name".length()).trim();
-        if (value.startsWith("==")) {
-          return value.substring(2).trim();
-        }
-        if (value.startsWith("=")) {
-          return value.substring(1).trim();
-        }
-      }
-    }
-    return null;
-  }
-
   /** As the stock handlers, for objects that have no generation (the stock one assumes they all have one). */
   @Override
   public void preserveMetadata(JsonNode currentResource, JsonNode updatedResource) {
@@ -875,15 +855,14 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           deliver(session, event);
         }
       } else {
-        String name = selectedName(session.fieldSelector);
-        if (name == null) {
+        if (session.selectedName.isEmpty()) {
           map.forEach((attributes, object) -> {
             if (session.selects(attributes)) {
               session.send("ADDED", object);
             }
           });
         } else {
-          for (AttributeSet attributes : byName.getOrDefault(name, Set.of())) {
+          for (AttributeSet attributes : byName.getOrDefault(session.selectedName, Set.of())) {
             String object = map.get(attributes);
             if (object != null && session.selects(attributes)) {
               session.send("ADDED", object);
@@ -895,11 +874,10 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         }
       }
       watches.add(session);
-      String name = selectedName(session.fieldSelector);
-      if (name == null) {
+      if (session.selectedName.isEmpty()) {
         unnamedWatches.add(session);
       } else {
-        watchesByName.compute(name, (n, named) -> {
+        watchesByName.compute(session.selectedName, (n, named) -> {
           Set<WatchSession> sessions = named == null ? ConcurrentHashMap.newKeySet() : named;
           sessions.add(session);
           return sessions;
@@ -917,11 +895,11 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   /** Ends a session (from the server side, or after its transport closed). */
   void close(WatchSession session) {
     if (watches.remove(session)) {
-      String name = selectedName(session.fieldSelector);
-      if (name == null) {
+      if (session.selectedName.isEmpty()) {
         unnamedWatches.remove(session);
       } else {
-        watchesByName.computeIfPresent(name, (n, named) -> named.remove(session) && named.isEmpty() ? null : named);
+        watchesByName.computeIfPresent(session.selectedName,
+            (n, named) -> named.remove(session) && named.isEmpty() ? null : named);
       }
     }
     session.close();

@@ -19,6 +19,8 @@ final class WatchSession {
   final RequestInfo request;
   final AttributeSet query;
   final String fieldSelector;
+  /** The name the field selector requires; empty when it requires none. */
+  final String selectedName;
   /** Resume after this resourceVersion; {@code null} starts with the current state as ADDED events. */
   final Long resumeAfter;
   final boolean sendInitialEvents;
@@ -34,6 +36,7 @@ final class WatchSession {
     this.request = request;
     this.query = query;
     this.fieldSelector = fieldSelector;
+    this.selectedName = Access.selectedName(fieldSelector);
     this.resumeAfter = resumeAfter;
     this.sendInitialEvents = sendInitialEvents;
     this.bookmarks = bookmarks;
