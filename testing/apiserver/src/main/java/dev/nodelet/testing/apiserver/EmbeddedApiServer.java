@@ -83,8 +83,12 @@ public final class EmbeddedApiServer implements AutoCloseable {
     return this;
   }
 
-  /** Stops listening and ends every open watch; the stored objects and the resourceVersion are kept. */
+  /**
+   * Stops as a kube-apiserver does: refuses new requests first (GOAWAY on HTTP/2 connections, 503 on others), then
+   * ends every open watch, then stops listening. The stored objects and the resourceVersion are kept.
+   */
   public void stop() {
+    frontEnd.refuseNew();
     dispatcher.stop();
     frontEnd.stop();
   }

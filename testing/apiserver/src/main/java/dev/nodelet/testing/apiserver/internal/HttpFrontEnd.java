@@ -56,6 +56,7 @@ public final class HttpFrontEnd {
   private int port;
   private Vertx vertx;
   private HttpServer server;
+  private volatile boolean stopping;
 
   public HttpFrontEnd(ApiServerDispatcher dispatcher, InetAddress address, int port,
       ServingCertificates certificates, boolean http2) {
@@ -98,11 +99,20 @@ public final class HttpFrontEnd {
     }
     HttpServer s = vertx.createHttpServer(options);
     s.connectionHandler(connection -> {
+      if (stopping) {
+        connection.close();
+        return;
+      }
       String client = connection.remoteAddress().toString();
       connections.put(client, connection);
       connection.closeHandler(v -> connections.remove(client, connection));
     });
     s.requestHandler(request -> {
+      if (stopping) {
+        request.response().setStatusCode(503).putHeader("Content-Type", "application/json")
+            .end(Status.json(503, "the API server is shutting down"));
+        return;
+      }
       requestsByProtocol.computeIfAbsent(request.version().alpnName(), k -> new LongAdder()).increment();
       if (request.version() == HttpVersion.HTTP_2 && request.getHeader("Host") == null && request.host() != null) {
         request.headers().set("Host", request.host()); // HTTP/2 sends :authority instead; discovery answers with it
@@ -123,6 +133,22 @@ public final class HttpFrontEnd {
     port = server.actualPort();
   }
 
+  /**
+   * The first step of stopping, as a kube-apiserver that shuts down: GOAWAY on every HTTP/2 connection, a new
+   * connection closed at once and a new request answered 503, while the requests already open (the watches) go on
+   * until they end. Without it, the watches that the stop ends would come back at once and be cut again.
+   */
+  public void refuseNew() {
+    stopping = true;
+    connections.values().forEach(connection -> {
+      try {
+        connection.goAway(0); // NO_ERROR: the streams it carries go on
+      } catch (UnsupportedOperationException e) {
+        // an HTTP/1.1 connection: its next request is answered 503
+      }
+    });
+  }
+
   public synchronized void stop() {
     if (server == null) {
       return;
@@ -132,6 +158,7 @@ public final class HttpFrontEnd {
     server = null;
     vertx = null;
     connections.clear();
+    stopping = false;
   }
 
   /** The open client connections, each one TCP connection whatever its protocol. */
