@@ -139,6 +139,11 @@ final class Http2Streams {
     return origins.values().stream().mapToInt(Origin::sessions).sum();
   }
 
+  /** The sessions being opened now, all servers together (for tests). */
+  int opening() {
+    return origins.values().stream().mapToInt(Origin::opening).sum();
+  }
+
   /** The streams open or being opened now, all servers together (for tests). */
   int streams() {
     return origins.values().stream().mapToInt(Origin::streams).sum();
@@ -314,7 +319,7 @@ final class Http2Streams {
 
         @Override
         public void failed(Throwable failure) {
-          connectFailed(failure);
+          connectFailed(null, failure);
         }
       });
     }
@@ -331,11 +336,11 @@ final class Http2Streams {
 
           @Override
           public void failed(Throwable failure) {
-            connectFailed(failure);
+            connectFailed(connection, failure);
           }
         });
       } catch (RuntimeException e) {
-        connectFailed(e);
+        connectFailed(connection, e);
       }
     }
 
@@ -343,10 +348,11 @@ final class Http2Streams {
     void ready(Connection connection, Session session) {
       synchronized (this) {
         connection.session = session;
-        if (closed) {
-          end(session);
+        if (closed || connection.settled) {
+          end(session); // closed, or its opening failed meanwhile
           return;
         }
+        connection.settled = true;
         connections.add(connection);
         opening--;
         expectedStreams = connection.maxStreams == Integer.MAX_VALUE ? EXPECTED_STREAMS : connection.maxStreams;
@@ -354,11 +360,22 @@ final class Http2Streams {
       dispatch();
     }
 
-    private void connectFailed(Throwable failure) {
+    /**
+     * An opening failed: once per connection, whichever way Jetty reports it (the connect's promise, the session's
+     * failure, its close), as each counted opening ends once. {@code connection} is null when the host did not
+     * resolve.
+     */
+    private void connectFailed(Connection connection, Throwable failure) {
       List<Exchange> failed;
       boolean first = false;
       boolean refused = isNoHttp2(failure);
       synchronized (this) {
+        if (connection != null) {
+          if (connection.settled) {
+            return;
+          }
+          connection.settled = true;
+        }
         opening--;
         failed = new ArrayList<>(waiting);
         waiting.clear();
@@ -384,10 +401,11 @@ final class Http2Streams {
     void closed(Connection connection) {
       boolean beforeReady;
       synchronized (this) {
-        beforeReady = !connections.remove(connection) && connection.maxStreams == NOT_READY;
+        connections.remove(connection);
+        beforeReady = !connection.settled;
       }
       if (beforeReady) {
-        connectFailed(new IOException("the connection closed before the server's SETTINGS"));
+        connectFailed(connection, new IOException("the connection closed before the server's SETTINGS"));
       } else {
         dispatch();
       }
@@ -434,6 +452,10 @@ final class Http2Streams {
       return connections.size();
     }
 
+    synchronized int opening() {
+      return opening;
+    }
+
     synchronized int streams() {
       return connections.stream().mapToInt(c -> c.streams).sum();
     }
@@ -460,6 +482,8 @@ final class Http2Streams {
     int maxStreams = NOT_READY;
     /** Streams started and not yet ended. Guarded by the origin. */
     int streams;
+    /** Whether its opening ended, ready or failed: it counts among the origin's openings until then. Guarded by it. */
+    boolean settled;
 
     Connection(Origin origin) {
       this.origin = origin;

@@ -6,24 +6,39 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.kube.internal.watch.EarlyBody;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.Verb;
+import dev.nodelet.testing.apiserver.internal.ServingCertificates;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpResponse;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLServerSocket;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -213,6 +228,41 @@ class Http2TransportTest {
     assertThat(text).containsOnlyOnce("offers no HTTP/2 (ALPN): its watches use HTTP/1.1");
   }
 
+  @Test
+  void aServerThatClosesEveryNewConnectionIsConnectedToOnceForEachWaitingRequest() throws Exception {
+    try (ClosingTlsServer tls = new ClosingTlsServer()) {
+      KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
+          .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
+          .build());
+      HttpClient http = client.getHttpClient();
+      Http2Streams streams = Http2Transport.streams(http);
+      try {
+        // each watch waits for a session that the server closes before its SETTINGS (a stopping API server)
+        int failures = 20;
+        for (int i = 0; i < failures; i++) {
+          Watch watch = new Watch(false);
+          watches.add(watch);
+          watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+          assertThat(watch.response).failsWithin(WAIT);
+        }
+        await().atMost(WAIT).untilAsserted(() -> assertThat(streams.opening()).as("sessions being opened").isZero());
+        assertThat(tls.accepted()).isEqualTo(failures);
+
+        // each of those openings ended once: the next request opens one session, not one per earlier failure
+        tls.hold();
+        Watch watch = new Watch(false);
+        watches.add(watch);
+        watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+        await().atMost(WAIT).until(() -> tls.accepted() == failures + 1);
+        Thread.sleep(500);
+        assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
+        assertThat(streams.opening()).isEqualTo(1);
+      } finally {
+        client.close();
+      }
+    }
+  }
+
   private KubernetesClient tlsClient() {
     return new KubeClientFactory().create(KubeSettings.builder()
         .kubeconfig(server.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
@@ -242,6 +292,84 @@ class Http2TransportTest {
 
   private static long threads(String prefix) {
     return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count();
+  }
+
+  /**
+   * A TLS server (the embedded server's kind of certificates, ALPN {@code h2}) that completes each handshake and
+   * closes the connection at once, as a stopping API server does with new connections; or, once {@link #hold()}
+   * is called, accepts connections and leaves them unanswered.
+   */
+  private static final class ClosingTlsServer implements AutoCloseable {
+    private final ServingCertificates certificates = ServingCertificates.issue(InetAddress.getLoopbackAddress());
+    private final SSLServerSocket socket;
+    private final Thread acceptor;
+    private final AtomicInteger accepted = new AtomicInteger();
+    private final List<Socket> held = new CopyOnWriteArrayList<>();
+    private volatile boolean hold;
+
+    ClosingTlsServer() throws Exception {
+      KeyStore keys = KeyStore.getInstance("PKCS12");
+      char[] password = certificates.storePassword().toCharArray();
+      keys.load(new ByteArrayInputStream(certificates.servingKeyStore()), password);
+      KeyManagerFactory keyManagers = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      keyManagers.init(keys, password);
+      SSLContext tls = SSLContext.getInstance("TLS");
+      tls.init(keyManagers.getKeyManagers(), null, null);
+      socket = (SSLServerSocket) tls.getServerSocketFactory().createServerSocket(0, 50,
+          InetAddress.getLoopbackAddress());
+      acceptor = new Thread(this::accept, "closing-tls-server");
+      acceptor.start();
+    }
+
+    private void accept() {
+      while (!socket.isClosed()) {
+        try {
+          SSLSocket client = (SSLSocket) socket.accept();
+          accepted.incrementAndGet();
+          if (hold) {
+            held.add(client);
+            continue;
+          }
+          SSLParameters parameters = client.getSSLParameters();
+          parameters.setApplicationProtocols(new String[] {"h2"});
+          client.setSSLParameters(parameters);
+          try (client) {
+            client.startHandshake();
+          }
+        } catch (IOException e) {
+          // closed, or a handshake the client gave up
+        }
+      }
+    }
+
+    String url() {
+      return "https://127.0.0.1:" + socket.getLocalPort();
+    }
+
+    int accepted() {
+      return accepted.get();
+    }
+
+    void hold() {
+      hold = true;
+    }
+
+    Path writeKubeconfig(Path file) throws IOException {
+      String ca = Base64.getEncoder().encodeToString(certificates.caPem().getBytes(StandardCharsets.US_ASCII));
+      return Files.writeString(file, String.join("\n", "apiVersion: v1", "kind: Config", "clusters:",
+          "- name: closing", "  cluster:", "    server: " + url(), "    certificate-authority-data: " + ca,
+          "users:", "- name: closing", "  user: {token: \"t\"}", "contexts:", "- name: closing", "  context:",
+          "    cluster: closing", "    user: closing", "current-context: closing", ""));
+    }
+
+    @Override
+    public void close() throws Exception {
+      socket.close();
+      acceptor.join(10_000);
+      for (Socket s : held) {
+        s.close();
+      }
+    }
   }
 
   /** One watch: what it received, and its body as soon as the transport sent it. */
