@@ -203,6 +203,12 @@ final class Http2Streams {
     private final ArrayDeque<Exchange> waiting = new ArrayDeque<>();
     /** Sessions being opened. */
     private int opening;
+    /**
+     * Streams that ended because their session went away (GOAWAY, a broken connection) and have not started again:
+     * after an API server restart their watches come back through the restart bucket, a few per interval, and the
+     * sessions they need are opened as soon as the first of them waits, not one at a time as each fills.
+     */
+    private int lost;
     /** Streams a session takes: the server's limit once one session has said it, a kube-apiserver's until then. */
     private int expectedStreams = EXPECTED_STREAMS;
     /** The server negotiated no HTTP/2: its streaming requests take the high-level client. */
@@ -256,8 +262,10 @@ final class Http2Streams {
             }
           }
           if (room == null) {
-            // one session per session's worth of waiting requests, a few at a time
-            int wanted = Math.min(MAX_OPENING, (waiting.size() + expectedStreams - 1) / expectedStreams);
+            // one session per session's worth of waiting requests, or of the streams lost with the sessions that
+            // went away (their restarts come back a few at a time), a few at a time
+            int wanted = Math.min(MAX_OPENING, (Math.max(waiting.size(), lost) + expectedStreams - 1)
+                / expectedStreams);
             if (!closed && wanted > opening) {
               open = wanted - opening;
               opening = wanted;
@@ -274,6 +282,9 @@ final class Http2Streams {
           }
           it.remove();
           room.streams++;
+          if (lost > 0) {
+            lost--;
+          }
           next.connection = room;
           start.add(next);
         }
@@ -419,6 +430,9 @@ final class Http2Streams {
       Session surplus = null;
       synchronized (this) {
         connection.streams--;
+        if (connection.session.isClosed()) {
+          lost++;
+        }
         if (connection.streams == 0 && waiting.isEmpty() && connections.size() > 1
             && connections.remove(connection)) {
           surplus = connection.session;
@@ -507,7 +521,11 @@ final class Http2Streams {
     @Override
     public boolean onIdleTimeout(Session session) {
       synchronized (origin) {
-        return streams == 0; // a quiet watch is not idle
+        if (streams > 0) {
+          return false; // a quiet watch is not idle
+        }
+        origin.lost = 0; // a session stayed unused: the lost streams are not coming back
+        return true;
       }
     }
 

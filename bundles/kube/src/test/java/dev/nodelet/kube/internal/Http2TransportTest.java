@@ -229,6 +229,34 @@ class Http2TransportTest {
   }
 
   @Test
+  void theFirstRequestAfterTheServerWentAwayReopensTheSessionsThatItsLostStreamsNeed() {
+    server = EmbeddedApiServer.builder().tls().build().start();
+    KubernetesClient client = tlsClient();
+    HttpClient http = client.getHttpClient();
+    Http2Streams streams = Http2Transport.streams(http);
+    try {
+      openWatches(http, 0, WATCHES);
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == WATCHES);
+      int sessions = (WATCHES + EmbeddedApiServer.MAX_CONCURRENT_STREAMS - 1) / EmbeddedApiServer.MAX_CONCURRENT_STREAMS;
+      assertThat(streams.sessions()).isEqualTo(sessions);
+      server.stop(); // GOAWAY, every watch ended, every connection closed
+      await().atMost(WAIT).until(() -> streams.sessions() == 0 && streams.streams() == 0);
+      server.start();
+
+      // restarts come back a few at a time (the restart bucket): the first one waiting opens every session needed
+      openWatches(http, 0, 1);
+      assertThat(watches.get(WATCHES).response).succeedsWithin(WAIT).extracting(HttpResponse::code).isEqualTo(200);
+      await().atMost(WAIT).untilAsserted(() -> assertThat(streams.sessions()).as("sessions").isEqualTo(sessions));
+      openWatches(http, 1, WATCHES);
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == WATCHES);
+      assertThat(streams.sessions()).isEqualTo(sessions);
+      assertThat(streams.opening()).isZero();
+    } finally {
+      client.close();
+    }
+  }
+
+  @Test
   void aServerThatClosesEveryNewConnectionIsConnectedToOnceForEachWaitingRequest() throws Exception {
     try (ClosingTlsServer tls = new ClosingTlsServer()) {
       KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
