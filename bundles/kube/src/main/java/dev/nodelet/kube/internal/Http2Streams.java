@@ -79,6 +79,12 @@ final class Http2Streams {
    * another take tens of seconds on a loaded machine.
    */
   private static final int MAX_OPENING = 8;
+  /**
+   * After a session could not be opened, none is tried for this long, doubling with each failure up to
+   * {@link #MAX_CONNECT_BACKOFF_NANOS}: a server that is down or stopping is not handed a connection per restart.
+   */
+  private static final long CONNECT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  private static final long MAX_CONNECT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
   /** Distinct header fields shared between requests (the same Authorization on every watch) before starting over. */
   private static final int SHARED_FIELDS = 64;
   /** Headers of HTTP/1.1 connections, which HTTP/2 forbids. */
@@ -216,6 +222,10 @@ final class Http2Streams {
     /** The next dispatch of requests a gate held back, and when it runs (nanoTime); null when none is due. */
     private Scheduler.Task held;
     private long heldUntil;
+    /** Openings that failed in a row; the last one's error, and when (nanoTime) the next may be tried. */
+    private int connectFailures;
+    private IOException connectError;
+    private long connectAgainAt;
 
     Origin(String host, int port) {
       this.host = host;
@@ -223,16 +233,24 @@ final class Http2Streams {
     }
 
     void submit(Exchange exchange) {
+      IOException unreachable = null;
       synchronized (this) {
         if (!closed) {
-          waiting.add(exchange);
+          if (connections.isEmpty() && opening == 0 && connectError != null
+              && System.nanoTime() - connectAgainAt < 0) {
+            unreachable = connectError; // no session, and the last opening failed moments ago
+          } else {
+            waiting.add(exchange);
+          }
         }
       }
       if (closed) {
         exchange.fail(new IOException("the Kubernetes client is closed"));
-        return;
+      } else if (unreachable != null) {
+        exchange.fail(unreachable);
+      } else {
+        dispatch();
       }
-      dispatch();
     }
 
     /**
@@ -243,6 +261,7 @@ final class Http2Streams {
       List<Exchange> start = new ArrayList<>();
       int open = 0;
       long holdNanos = Long.MAX_VALUE;
+      long now = System.nanoTime();
       synchronized (this) {
         StartGate refused = null;
         for (Iterator<Exchange> it = waiting.iterator(); it.hasNext(); ) {
@@ -267,8 +286,12 @@ final class Http2Streams {
             int wanted = Math.min(MAX_OPENING, (Math.max(waiting.size(), lost) + expectedStreams - 1)
                 / expectedStreams);
             if (!closed && wanted > opening) {
-              open = wanted - opening;
-              opening = wanted;
+              if (connectError != null && now - connectAgainAt < 0) {
+                holdNanos = Math.min(holdNanos, connectAgainAt - now); // the last opening failed moments ago
+              } else {
+                open = wanted - opening;
+                opening = wanted;
+              }
             }
             break;
           }
@@ -366,6 +389,8 @@ final class Http2Streams {
         connection.settled = true;
         connections.add(connection);
         opening--;
+        connectFailures = 0;
+        connectError = null;
         expectedStreams = connection.maxStreams == Integer.MAX_VALUE ? EXPECTED_STREAMS : connection.maxStreams;
       }
       dispatch();
@@ -406,6 +431,12 @@ final class Http2Streams {
         return;
       }
       IOException error = new IOException("cannot connect to " + host + ":" + port + ": " + failure, failure);
+      synchronized (this) {
+        connectFailures++;
+        connectError = error;
+        connectAgainAt = System.nanoTime() + Math.min(MAX_CONNECT_BACKOFF_NANOS,
+            CONNECT_BACKOFF_NANOS << Math.min(connectFailures - 1, 10));
+      }
       failed.forEach(exchange -> exchange.fail(error));
     }
 

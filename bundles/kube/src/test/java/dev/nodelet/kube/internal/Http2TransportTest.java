@@ -266,12 +266,13 @@ class Http2TransportTest {
       Http2Streams streams = Http2Transport.streams(http);
       try {
         // each watch waits for a session that the server closes before its SETTINGS (a stopping API server)
-        int failures = 20;
+        int failures = 10;
         for (int i = 0; i < failures; i++) {
           Watch watch = new Watch(false);
           watches.add(watch);
           watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
           assertThat(watch.response).failsWithin(WAIT);
+          Thread.sleep(300); // past the pause after a failed opening: the next watch opens a session again
         }
         await().atMost(WAIT).untilAsserted(() -> assertThat(streams.opening()).as("sessions being opened").isZero());
         assertThat(tls.accepted()).isEqualTo(failures);
@@ -285,6 +286,33 @@ class Http2TransportTest {
         Thread.sleep(500);
         assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
         assertThat(streams.opening()).isEqualTo(1);
+      } finally {
+        client.close();
+      }
+    }
+  }
+
+  @Test
+  void requestsToAServerThatCannotBeConnectedToFailWithoutAConnectionEach() throws Exception {
+    try (ClosingTlsServer tls = new ClosingTlsServer()) {
+      KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
+          .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
+          .build());
+      HttpClient http = client.getHttpClient();
+      try {
+        // restarts against a stopping server, one every 10 ms for a second
+        int count = 100;
+        for (int i = 0; i < count; i++) {
+          Watch watch = new Watch(false);
+          watches.add(watch);
+          watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+          Thread.sleep(10);
+        }
+        for (Watch watch : watches) {
+          assertThat(watch.response).failsWithin(WAIT).withThrowableThat().withMessageContaining("cannot connect");
+        }
+        // after a failed opening the pool waits 50 ms, doubling up to 250 ms, before the next one
+        assertThat(tls.accepted()).as("connections for %d requests over 1 s", count).isBetween(2, 15);
       } finally {
         client.close();
       }
