@@ -85,6 +85,8 @@ final class Http2Streams {
    */
   private static final long CONNECT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long MAX_CONNECT_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+  /** How long an opening may take from the connect to the server's SETTINGS (a TLS handshake on a busy server). */
+  static final int OPENING_TIMEOUT_SECONDS = 10;
   /** Distinct header fields shared between requests (the same Authorization on every watch) before starting over. */
   private static final int SHARED_FIELDS = 64;
   /** Headers of HTTP/1.1 connections, which HTTP/2 forbids. */
@@ -345,22 +347,31 @@ final class Http2Streams {
 
     /** Resolves the host without blocking, as the high-level client does, then opens a session. */
     private void connect() {
+      Connection connection = new Connection(this);
+      // nothing else ends an opening that the server never answers: the client's connections have no idle timeout
+      connection.deadline = http2.getScheduler().schedule(() -> {
+        connectFailed(connection, new IOException("no HTTP/2 SETTINGS from the server within "
+            + OPENING_TIMEOUT_SECONDS + " s of connecting"));
+        Session session = connection.session;
+        if (session != null) {
+          end(session);
+        }
+      }, OPENING_TIMEOUT_SECONDS, TimeUnit.SECONDS);
       resolver.get().resolve(host, port, new Promise<>() {
         @Override
         public void succeeded(List<InetSocketAddress> addresses) {
-          connect(addresses.get(0));
+          connect(connection, addresses.get(0));
         }
 
         @Override
         public void failed(Throwable failure) {
-          connectFailed(null, failure);
+          connectFailed(connection, failure);
         }
       });
     }
 
     /** The address keeps the host name: TLS sends it (SNI) and verifies the certificate against it. */
-    private void connect(InetSocketAddress address) {
-      Connection connection = new Connection(this);
+    private void connect(Connection connection, InetSocketAddress address) {
       try {
         http2.connect(ssl, address, connection, new Promise<>() {
           @Override
@@ -387,6 +398,7 @@ final class Http2Streams {
           return;
         }
         connection.settled = true;
+        connection.deadline.cancel();
         connections.add(connection);
         opening--;
         connectFailures = 0;
@@ -397,21 +409,19 @@ final class Http2Streams {
     }
 
     /**
-     * An opening failed: once per connection, whichever way Jetty reports it (the connect's promise, the session's
-     * failure, its close), as each counted opening ends once. {@code connection} is null when the host did not
-     * resolve.
+     * An opening failed: once per connection, whichever way it is reported (the host's resolution, the connect's
+     * promise, the session's failure, its close, the deadline), as each counted opening ends once.
      */
     private void connectFailed(Connection connection, Throwable failure) {
       List<Exchange> failed;
       boolean first = false;
       boolean refused = isNoHttp2(failure);
       synchronized (this) {
-        if (connection != null) {
-          if (connection.settled) {
-            return;
-          }
-          connection.settled = true;
+        if (connection.settled) {
+          return;
         }
+        connection.settled = true;
+        connection.deadline.cancel();
         opening--;
         failed = new ArrayList<>(waiting);
         waiting.clear();
@@ -529,6 +539,8 @@ final class Http2Streams {
     int streams;
     /** Whether its opening ended, ready or failed: it counts among the origin's openings until then. Guarded by it. */
     boolean settled;
+    /** Fails the opening if the server's SETTINGS have not come by then; set before the connect starts. */
+    Scheduler.Task deadline;
 
     Connection(Origin origin) {
       this.origin = origin;

@@ -293,6 +293,28 @@ class Http2TransportTest {
   }
 
   @Test
+  void anOpeningThatTheServerNeverAnswersFailsAtItsDeadline() throws Exception {
+    try (ClosingTlsServer tls = new ClosingTlsServer()) {
+      tls.hold(); // accepted, never a handshake: nothing else would end the opening
+      KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
+          .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
+          .build());
+      HttpClient http = client.getHttpClient();
+      Http2Streams streams = Http2Transport.streams(http);
+      try {
+        Watch watch = new Watch(false);
+        watches.add(watch);
+        watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+        assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Streams.OPENING_TIMEOUT_SECONDS + 20))
+            .withThrowableThat().withMessageContaining("no HTTP/2 SETTINGS from the server within");
+        assertThat(streams.opening()).isZero();
+      } finally {
+        client.close();
+      }
+    }
+  }
+
+  @Test
   void requestsToAServerThatCannotBeConnectedToFailWithoutAConnectionEach() throws Exception {
     try (ClosingTlsServer tls = new ClosingTlsServer()) {
       KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
