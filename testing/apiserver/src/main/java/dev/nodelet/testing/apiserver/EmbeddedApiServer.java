@@ -84,13 +84,22 @@ public final class EmbeddedApiServer implements AutoCloseable {
   }
 
   /**
-   * Stops as a kube-apiserver does: refuses new requests first (GOAWAY on HTTP/2 connections, 503 on others), then
-   * ends every open watch, then stops listening. The stored objects and the resourceVersion are kept.
+   * Stops as a kube-apiserver does: refuses new requests first ({@link #refuseNewRequests()}), then ends every open
+   * watch, then stops listening. The stored objects and the resourceVersion are kept.
    */
   public void stop() {
     frontEnd.refuseNew();
     dispatcher.stop();
     frontEnd.stop();
+  }
+
+  /**
+   * The first step of {@link #stop()} alone, as a kube-apiserver that has begun to shut down: GOAWAY on every HTTP/2
+   * connection (its open streams go on), a new connection closed at once, a new request answered 503. The open
+   * watches go on until {@link #stop()} ends them; the server serves again only after a stop and a start.
+   */
+  public void refuseNewRequests() {
+    frontEnd.refuseNew();
   }
 
   /** Stops the server and releases its threads. */

@@ -4,28 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AutoClose;
@@ -39,18 +30,6 @@ import org.junit.jupiter.api.Test;
  * library keeps its client within the limit.
  */
 class Http2StreamLimitTest {
-
-  private static final int HEADERS = 0x1;
-  private static final int RST_STREAM = 0x3;
-  private static final int SETTINGS = 0x4;
-  private static final int PING = 0x6;
-  private static final int GOAWAY = 0x7;
-  private static final int END_STREAM = 0x1;
-  private static final int END_HEADERS = 0x4;
-  private static final int ACK = 0x1;
-  private static final int SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
-  private static final int REFUSED_STREAM = 0x7;
-  private static final int CANCEL = 0x8;
 
   @AutoClose // after the test's @AfterEach methods
   private EmbeddedApiServer server;
@@ -66,7 +45,7 @@ class Http2StreamLimitTest {
     socket.setSSLParameters(parameters);
     socket.startHandshake();
     assertThat(socket.getApplicationProtocol()).isEqualTo("h2");
-    try (Connection connection = new Connection(socket, "https")) {
+    try (Http2Frames connection = new Http2Frames(socket, "https")) {
       exceedTheLimit(connection);
     }
   }
@@ -76,7 +55,7 @@ class Http2StreamLimitTest {
     server = EmbeddedApiServer.builder().build().start();
     Socket socket = new Socket();
     socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 5_000);
-    try (Connection connection = new Connection(socket, "http")) { // prior knowledge: the preface, no upgrade
+    try (Http2Frames connection = new Http2Frames(socket, "http")) { // prior knowledge: the preface, no upgrade
       exceedTheLimit(connection);
     }
   }
@@ -118,8 +97,8 @@ class Http2StreamLimitTest {
     }
   }
 
-  private void exceedTheLimit(Connection connection) throws Exception {
-    assertThat(connection.serverSettings).containsEntry(SETTINGS_MAX_CONCURRENT_STREAMS,
+  private void exceedTheLimit(Http2Frames connection) throws Exception {
+    assertThat(connection.serverSettings).containsEntry(Http2Frames.SETTINGS_MAX_CONCURRENT_STREAMS,
         (long) EmbeddedApiServer.MAX_CONCURRENT_STREAMS);
     int limit = EmbeddedApiServer.MAX_CONCURRENT_STREAMS;
     // streams 1, 3, ... 199: one watch each on its own ConfigMap, all open at once
@@ -132,13 +111,13 @@ class Http2StreamLimitTest {
     int extra = 1 + 2 * limit;
     connection.watch(extra, "cm-extra");
     await().atMost(Duration.ofSeconds(10)).until(() -> connection.reset.containsKey(extra));
-    assertThat(connection.reset).containsExactly(Map.entry(extra, REFUSED_STREAM));
+    assertThat(connection.reset).containsExactly(Map.entry(extra, Http2Frames.REFUSED_STREAM));
     assertThat(connection.answered).doesNotContain(extra);
     assertThat(server.openWatches("configmaps")).isEqualTo(limit);
     assertThat(server.openConnections()).isEqualTo(1);
 
     // the connection stays usable: once a watch ends, its slot takes the next stream
-    connection.reset(1, CANCEL);
+    connection.reset(1, Http2Frames.CANCEL);
     await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps") == limit - 1);
     int next = extra + 2;
     connection.watch(next, "cm-next");
@@ -146,125 +125,5 @@ class Http2StreamLimitTest {
     assertThat(server.openWatches("configmaps")).isEqualTo(limit);
     assertThat(connection.goAway.get()).isEqualTo(-1);
     assertThat(server.requestsByProtocol()).containsOnlyKeys("h2");
-  }
-
-  /** One HTTP/2 connection spoken frame by frame; a reader thread collects what the server sends. */
-  private static final class Connection implements AutoCloseable {
-    final Map<Integer, Long> serverSettings = new LinkedHashMap<>();
-    final Set<Integer> answered = ConcurrentHashMap.newKeySet(); // streams that got response headers
-    final Map<Integer, Integer> reset = new ConcurrentHashMap<>(); // stream -> RST_STREAM error code
-    final AtomicInteger goAway = new AtomicInteger(-1);
-    private final Socket socket;
-    private final String scheme;
-    private final OutputStream out;
-    private final DataInputStream in;
-    private final Thread reader;
-
-    Connection(Socket socket, String scheme) throws IOException {
-      this.socket = socket;
-      this.scheme = scheme;
-      this.out = socket.getOutputStream();
-      this.in = new DataInputStream(socket.getInputStream());
-      out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-      frame(SETTINGS, 0, 0, new byte[0]);
-      // the server's settings come first; acknowledging them is what makes the server apply its own
-      int[] header = readFrameHeader();
-      assertThat(header[1]).as("first frame type").isEqualTo(SETTINGS);
-      ByteBuffer payload = ByteBuffer.wrap(in.readNBytes(header[0]));
-      while (payload.remaining() >= 6) {
-        serverSettings.put(payload.getShort() & 0xffff, payload.getInt() & 0xffffffffL);
-      }
-      frame(SETTINGS, ACK, 0, new byte[0]);
-      reader = new Thread(this::read, "http2-frame-reader");
-      reader.setDaemon(true);
-      reader.start();
-    }
-
-    void watch(int stream, String name) throws IOException {
-      ByteArrayOutputStream block = new ByteArrayOutputStream();
-      literal(block, ":method", "GET");
-      literal(block, ":scheme", scheme);
-      literal(block, ":authority", "127.0.0.1");
-      literal(block, ":path", "/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3D"
-          + name);
-      frame(HEADERS, END_HEADERS | END_STREAM, stream, block.toByteArray());
-    }
-
-    void reset(int stream, int errorCode) throws IOException {
-      frame(RST_STREAM, 0, stream, ByteBuffer.allocate(4).putInt(errorCode).array());
-    }
-
-    /** HPACK "literal header field without indexing, new name", no Huffman coding (RFC 7541 §6.2.2). */
-    private static void literal(ByteArrayOutputStream block, String name, String value) {
-      block.write(0);
-      string(block, name);
-      string(block, value);
-    }
-
-    private static void string(ByteArrayOutputStream block, String s) {
-      byte[] bytes = s.getBytes(StandardCharsets.US_ASCII);
-      int length = bytes.length;
-      if (length < 127) {
-        block.write(length);
-      } else { // a 7-bit prefix integer (RFC 7541 §5.1)
-        block.write(127);
-        length -= 127;
-        while (length >= 128) {
-          block.write((length & 0x7f) | 0x80);
-          length >>= 7;
-        }
-        block.write(length);
-      }
-      block.writeBytes(bytes);
-    }
-
-    private synchronized void frame(int type, int flags, int stream, byte[] payload) throws IOException {
-      ByteBuffer header = ByteBuffer.allocate(9);
-      header.put((byte) (payload.length >>> 16)).put((byte) (payload.length >>> 8)).put((byte) payload.length);
-      header.put((byte) type).put((byte) flags).putInt(stream);
-      out.write(header.array());
-      out.write(payload);
-      out.flush();
-    }
-
-    private int[] readFrameHeader() throws IOException {
-      byte[] header = in.readNBytes(9);
-      if (header.length < 9) {
-        throw new IOException("the server closed the connection");
-      }
-      int length = ((header[0] & 0xff) << 16) | ((header[1] & 0xff) << 8) | (header[2] & 0xff);
-      int stream = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
-      return new int[] {length, header[3] & 0xff, header[4] & 0xff, stream};
-    }
-
-    private void read() {
-      try {
-        while (true) {
-          int[] header = readFrameHeader();
-          byte[] payload = in.readNBytes(header[0]);
-          switch (header[1]) {
-            case HEADERS -> answered.add(header[3]);
-            case RST_STREAM -> reset.put(header[3], ByteBuffer.wrap(payload).getInt());
-            case GOAWAY -> goAway.set(ByteBuffer.wrap(payload, 4, 4).getInt());
-            case PING -> {
-              if ((header[2] & ACK) == 0) {
-                frame(PING, ACK, 0, payload);
-              }
-            }
-            default -> {
-              // DATA (watch events), WINDOW_UPDATE, SETTINGS acknowledgements: not what this test looks at
-            }
-          }
-        }
-      } catch (IOException e) {
-        // the socket was closed: the test is over
-      }
-    }
-
-    @Override
-    public void close() throws Exception {
-      socket.close();
-      reader.join(5_000);
-    }
   }
 }
