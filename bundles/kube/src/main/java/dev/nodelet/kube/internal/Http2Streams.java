@@ -256,8 +256,9 @@ final class Http2Streams {
     }
 
     /**
-     * Gives waiting requests a stream on a session with room, and opens a session when none has any. A request its
-     * gate refuses keeps its place; the others of that gate are not asked again in this round.
+     * Gives waiting requests a stream on a session with room, and opens sessions for those beyond the room (and for
+     * the lost streams still to come back). A request its gate refuses keeps its place; the others of that gate are
+     * not asked again in this round.
      */
     private void dispatch() {
       List<Exchange> start = new ArrayList<>();
@@ -283,18 +284,6 @@ final class Http2Streams {
             }
           }
           if (room == null) {
-            // one session per session's worth of waiting requests, or of the streams lost with the sessions that
-            // went away (their restarts come back a few at a time), a few at a time
-            int wanted = Math.min(MAX_OPENING, (Math.max(waiting.size(), lost) + expectedStreams - 1)
-                / expectedStreams);
-            if (!closed && wanted > opening) {
-              if (connectError != null && now - connectAgainAt < 0) {
-                holdNanos = Math.min(holdNanos, connectAgainAt - now); // the last opening failed moments ago
-              } else {
-                open = wanted - opening;
-                opening = wanted;
-              }
-            }
             break;
           }
           if (next.gate != null) {
@@ -312,6 +301,26 @@ final class Http2Streams {
           }
           next.connection = room;
           start.add(next);
+        }
+        // one session per session's worth of the waiting requests, or of the streams lost with the sessions that
+        // went away (their restarts come back a few at a time), beyond the room of the open ones; a few at a time,
+        // and only while requests come
+        long free = 0;
+        for (Connection c : connections) {
+          if (!c.session.isClosed()) {
+            free += Math.min(c.maxStreams - c.streams, expectedStreams);
+          }
+        }
+        long demand = Math.max(waiting.size(), lost) - free;
+        int wanted = demand <= 0 || waiting.isEmpty() && start.isEmpty() ? 0
+            : (int) Math.min(MAX_OPENING, (demand + expectedStreams - 1) / expectedStreams);
+        if (!closed && wanted > opening) {
+          if (connectError != null && now - connectAgainAt < 0) {
+            holdNanos = Math.min(holdNanos, connectAgainAt - now); // the last opening failed moments ago
+          } else {
+            open = wanted - opening;
+            opening = wanted;
+          }
         }
       }
       for (Exchange exchange : start) {
