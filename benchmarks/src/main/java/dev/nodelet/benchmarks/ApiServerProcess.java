@@ -273,7 +273,6 @@ final class ApiServerProcess implements AutoCloseable {
     }
   }
 
-  /** Reads the server's counters every {@value #SAMPLE_MILLIS} ms on a timer of its own. */
   /**
    * Stops the server, waiting longer than the server's own 10 s for each step: ending 5,000 watches on a loaded
    * machine can take more. A step that timed out is asked again, which waits for the same close.
@@ -291,11 +290,13 @@ final class ApiServerProcess implements AutoCloseable {
     }
   }
 
+  /** Reads the server's counters every {@value #SAMPLE_MILLIS} ms on a timer of its own. */
   private static final class Sampler {
     private final EmbeddedApiServer server;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
     private final List<Long> watches = new ArrayList<>();
     private final List<Long> lists = new ArrayList<>();
+    private final long started = System.nanoTime();
     private int maxWatches;
     private int maxConnections;
     private long lastWatch;
@@ -308,11 +309,22 @@ final class ApiServerProcess implements AutoCloseable {
       timer.scheduleAtFixedRate(this::sample, SAMPLE_MILLIS, SAMPLE_MILLIS, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Adds what arrived since the last sample to the window of this JVM's clock that the sample falls in: a timer
+     * that runs late (a busy machine, a collection) and then catches up must not turn one late window into several
+     * short ones, which would count more arrivals per window than came.
+     */
     private synchronized void sample() {
       long watch = server.requestCount(Verb.WATCH, RESOURCE);
       long list = server.requestCount(Verb.LIST, RESOURCE);
-      watches.add(watch - lastWatch);
-      lists.add(list - lastList);
+      long windowNanos = TimeUnit.MILLISECONDS.toNanos(SAMPLE_MILLIS);
+      int window = (int) Math.max(0, (System.nanoTime() - started - 1) / windowNanos);
+      while (watches.size() <= window) {
+        watches.add(0L);
+        lists.add(0L);
+      }
+      watches.set(window, watches.get(window) + watch - lastWatch);
+      lists.set(window, lists.get(window) + list - lastList);
       lastWatch = watch;
       lastList = list;
       maxWatches = Math.max(maxWatches, server.openWatches(RESOURCE));
