@@ -75,6 +75,9 @@ public class RegisterPodBenchmark {
   @Param({"shared", "new"})
   public String references;
 
+  @Param({"back-to-back", "at-rest"})
+  public String pace;
+
   private EmbeddedApiServer apiServer;
   private KubernetesClient client;
   private ReflectorEngine reflectors;
@@ -117,7 +120,7 @@ public class RegisterPodBenchmark {
       manager.registerPod(Fixtures.pod("holder", "uid-holder", names));
       names.forEach(n -> Fixtures.getSynced(manager, n));
     }
-    startsWatches = "new".equals(references);
+    startsWatches = "new".equals(references) && "at-rest".equals(pace);
     baseline = apiServer.openWatches("configmaps");
     if (reachable) {
       started = () -> apiServer.requestCount(Verb.WATCH, "configmaps");
@@ -221,20 +224,20 @@ public class RegisterPodBenchmark {
         + (started.getAsLong() - startedFirst) + " " + what
         + (confirmed == 0 ? "" : String.format("; mean wait for them to start %.1f ms, to close %.1f ms",
             startWaits / 1e6 / confirmed, closeWaits / 1e6 / confirmed));
-    System.out.println("measure 3, references=" + references + ", server=" + server + ": " + line);
+    System.out.println("measure 3, references=" + references + ", pace=" + pace + ", server=" + server + ": " + line);
     String dir = System.getProperty(PROOF_DIR);
     if (dir == null) {
       return;
     }
     try {
-      Files.writeString(Files.createDirectories(Path.of(dir)).resolve(proofFile(references, server)), line);
+      Files.writeString(Files.createDirectories(Path.of(dir)).resolve(proofFile(references, pace, server)), line);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the proof of measure 3 into " + dir, e);
     }
   }
 
-  static String proofFile(String references, String server) {
-    return "measure3-" + references + "-" + server + ".txt";
+  static String proofFile(String references, String pace, String server) {
+    return "measure3-" + references + "-" + pace + "-" + server + ".txt";
   }
 
   @Benchmark
