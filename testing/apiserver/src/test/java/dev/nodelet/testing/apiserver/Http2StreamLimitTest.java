@@ -89,6 +89,35 @@ class Http2StreamLimitTest {
     }
   }
 
+  @Test
+  void aClientThatCancelsHundredsOfWatchesKeepsItsConnection() throws Exception {
+    // a kubelet cancels the watches of every pod that leaves; a kube-apiserver does not count its resets
+    server = EmbeddedApiServer.builder().tls().build().start();
+    SSLSocket socket = (SSLSocket) ApiServerTlsTest.trusting(server).getSocketFactory()
+        .createSocket("127.0.0.1", server.port());
+    SSLParameters parameters = socket.getSSLParameters();
+    parameters.setApplicationProtocols(new String[] {"h2"});
+    socket.setSSLParameters(parameters);
+    socket.startHandshake();
+    socket.setTcpNoDelay(true); // a frame is two writes: no delayed-ACK wait on each round trip
+    try (Http2Frames connection = new Http2Frames(socket, "https")) {
+      int cancels = 400; // twice what Netty allows by default in 30 s
+      for (int i = 0; i < cancels; i++) {
+        int stream = 1 + 2 * i;
+        connection.watch(stream, "cm-" + (i % 10));
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+            .until(() -> connection.answered.contains(stream) || connection.goAway.get() >= 0);
+        assertThat(connection.goAway.get()).as("GOAWAY after %d cancelled watches", i).isEqualTo(-1);
+        connection.reset(stream, Http2Frames.CANCEL);
+      }
+      int last = 1 + 2 * cancels;
+      connection.watch(last, "cm-last");
+      await().atMost(Duration.ofSeconds(10)).until(() -> connection.answered.contains(last));
+      assertThat(connection.goAway.get()).isEqualTo(-1);
+      assertThat(server.openConnections()).isEqualTo(1);
+    }
+  }
+
   private static void close(InputStream body) {
     try {
       body.close();

@@ -45,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * <p>Each object has its own {@link Reflector} from the {@link Reflectors} the store is given: no informer, no store or
  * indexer beside the one object, and no thread of its own. The reflector syncs (WatchList, or LIST then WATCH), resumes
  * after a cut from the last resourceVersion, lists again only on 410 Gone, and shapes its restarts through the shared
- * restart bucket; opening one only enqueues, so registering a pod never waits for the network, and the timer opens
- * what a registration queued as one batch a millisecond later, once the registering thread has left. A get of a synced
+ * restart bucket. Registering a pod only queues the openings and wakes no thread: the first get that waits for a sync
+ * opens what is queued on its own thread (the kubelet reads a pod's objects right after registering it), and the
+ * timer opens what no get has within {@value #OPEN_INTERVAL_MILLIS} ms. A get of a synced
  * object takes no lock and reads no clock: it reads the object's snapshot and notes the access in a clock that a timer
  * refreshes every second.
  *
@@ -72,10 +73,10 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   /** How often a get looks whether an item has synced, as the kubelet polls. */
   private static final long SYNC_POLL_MILLIS = 10;
   /**
-   * How long after the first queued opening the timer opens the queue: long enough that a pod's registration has
-   * returned, so that its references open as one batch and the opening does not take the registering thread's core.
+   * How often the timer opens the watches that registrations queued and no get has opened. A registration does not
+   * wake the timer: waking a parked thread is a system call that alone would cost it tens of microseconds.
    */
-  static final long OPEN_DELAY_MICROS = 1_000;
+  static final long OPEN_INTERVAL_MILLIS = 100;
 
   private final ResourceType<T> type;
   /** The type's immutability test, one instance for all the items. */
@@ -88,11 +89,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private final KubernetesClient client;
   private final Reflectors reflectors;
   private final List<ScheduledFuture<?>> ticks = new ArrayList<>();
-  /** Reflectors to open, on the timer thread ({@link #openLater}). */
+  /** Reflectors to open ({@link #openLater}). */
   private final Queue<Opening<T>> openings = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean opening = new AtomicBoolean();
-  /** The timer's pending {@link #openQueued}, cancelled by {@link #close()}. */
-  private volatile ScheduledFuture<?> openTask;
   /** Polled items that took a colder one's slot, opened once its watch has ended ({@link #openPromoted}). */
   private final Queue<Promoted<T>> promoted = new ConcurrentLinkedQueue<>();
   /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
@@ -115,8 +113,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
    * @param type the type of the objects
    * @param clock the clock of access times
    * @param settings the options
-   * @param timer a single thread: refreshes the access clock and runs the idle sweep every
-   *     {@link WatchSettings#sweepInterval()} (with a zero interval, only {@link #sweep()} does both)
+   * @param timer a single thread: opens queued watches, refreshes the access clock and runs the idle sweep every
+   *     {@link WatchSettings#sweepInterval()} (with a zero interval, only {@link #sweep()} does the last two)
    * @param listener told of what the watches and gets observe
    * @param metrics where the store counts its lists, watches and propagation delays
    */
@@ -154,6 +152,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       ticks.add(timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS));
       ticks.add(timer.scheduleWithFixedDelay(() -> now = clock.millis(), 1, 1, TimeUnit.SECONDS));
     }
+    ticks.add(timer.scheduleWithFixedDelay(this::openQueued, OPEN_INTERVAL_MILLIS, OPEN_INTERVAL_MILLIS,
+        TimeUnit.MILLISECONDS));
     restore();
   }
 
@@ -302,6 +302,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       return polledGet(item, polled);
     }
     verifyImmutableCopy(item);
+    openQueued(); // this thread waits for the sync anyway: no need to wait for the timer's tick
     T object = awaitSync(item).object();
     if (object == null) {
       synchronized (item.reports) {
@@ -392,26 +393,14 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   }
 
   /**
-   * Queues the opening of a run's reflector for the timer thread: a registration or get only enqueues, and a run
-   * stopped before its turn (the pod went again) opens nothing. The timer opens the queue {@link #OPEN_DELAY_MICROS}
-   * after the first opening queued, all that is queued by then as one batch.
+   * Queues the opening of a run's reflector, for the next get that waits for a sync or the timer's next tick; a run
+   * stopped before its turn (the pod went again) opens nothing.
    */
   private void openLater(WatchItem<T> item, int run) {
     openings.add(new Opening<>(item, run));
-    wakeOpener();
   }
 
-  /** Has the timer thread run {@link #openQueued} one tick from now, unless it is already due to. */
-  private void wakeOpener() {
-    if (opening.compareAndSet(false, true)) {
-      try {
-        openTask = timer.schedule(this::openQueued, OPEN_DELAY_MICROS, TimeUnit.MICROSECONDS);
-      } catch (RejectedExecutionException e) {
-        opening.set(false); // the strategy is closed, and this store with it
-      }
-    }
-  }
-
+  /** Opens every queued reflector; on the timer, on a get that waits for a sync, and at every {@link #sweep()}. */
   private void openQueued() {
     Opening<T> next;
     while ((next = openings.poll()) != null) {
@@ -426,10 +415,6 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
           settings.budget().release(next.item());
         }
       }
-    }
-    opening.set(false);
-    if (!openings.isEmpty()) {
-      wakeOpener(); // queued after the poll above came up empty
     }
   }
 
@@ -872,6 +857,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   public void sweep() {
     long current = clock.millis();
     now = current;
+    openQueued();
     openPromoted();
     long maxIdle = settings.maxIdleTime().toMillis();
     items.values().forEach(names -> names.values().forEach(item -> {
@@ -902,10 +888,6 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     promoted.clear();
     openings.clear();
-    ScheduledFuture<?> pending = openTask;
-    if (pending != null) {
-      pending.cancel(false);
-    }
     ticks.forEach(tick -> tick.cancel(false));
     metrics.closed(this);
     closed.run();

@@ -54,7 +54,8 @@ class WatchObjectStoreTest {
     // a cold JVM needs longer than the sync wait for its first request
     client.configMaps().inNamespace("ns").list();
     listsBefore = server.requestCount(Verb.LIST, "configmaps");
-    // the timer never fires during a test: sweeps are called by hand
+    // the sweep and the access clock never tick during a test (an hour): sweeps are called by hand; the timer only
+    // opens queued watches
     // LIST then WATCH, so that each sync of an object is one LIST the server counts
     reflectors = ReflectorEngine.builder(client).watchList(false)
         .backoff(Duration.ofMillis(250), Duration.ofSeconds(2)).build();
@@ -412,29 +413,42 @@ class WatchObjectStoreTest {
   }
 
   @Test
-  void aPodsReferencesOpenAsOneBatchOneTickAfterTheRegistration() throws InterruptedException {
+  void aRegistrationWakesNoThreadAndTheFirstGetOpensThePodsReferencesAtOnce() throws InterruptedException {
     start();
     for (int i = 0; i < 10; i++) {
       put("cm" + i, "v");
     }
     CountDownLatch held = hold();
     timer.delays.clear();
+    int queued = timer.getQueue().size();
 
     for (int i = 0; i < 10; i++) {
       store.addReference("ns", "cm" + i, "pod-1");
     }
-    // ten references queue one opening, a tick ahead: nothing is handed to the timer to run at once
-    assertThat(timer.delays).containsExactly(TimeUnit.MICROSECONDS.toNanos(WatchObjectStore.OPEN_DELAY_MICROS));
+    // nothing handed to the timer: the references only wait in the store's queue
+    assertThat(timer.delays).isEmpty();
+    assertThat(timer.getQueue()).hasSize(queued);
     assertThat(store.openWatches()).isZero();
 
-    held.countDown();
+    // the timer is still busy: the get opens all ten on its own thread and waits for its object only
+    assertThat(value("cm0")).isEqualTo("v");
     for (int i = 0; i < 10; i++) {
       String name = "cm" + i;
       await().atMost(WAIT).until(() -> watches(name) == 1);
     }
     assertThat(lists()).isEqualTo(10);
-    // that one run of the timer opened all ten: none asked for another
-    assertThat(timer.delays).filteredOn(delay -> delay > 0).hasSize(1);
+    held.countDown();
+  }
+
+  @Test
+  void referencesNoGetReadsOpenAtTheTimersNextTick() {
+    start();
+    put("a", "1");
+    store.addReference("ns", "a", "pod-1");
+    assertThat(timer.delays).isEmpty(); // nothing is scheduled for it: the periodic tick opens it
+
+    await().atMost(WAIT).until(() -> watches("a") == 1);
+    assertThat(store.openWatches()).isEqualTo(1);
   }
 
   @Test
@@ -443,7 +457,7 @@ class WatchObjectStoreTest {
     put("a", "1");
     CountDownLatch held = hold();
     store.addReference("ns", "a", "pod-1");
-    assertThat(timer.getQueue()).isNotEmpty();
+    assertThat(timer.getQueue()).isNotEmpty(); // the periodic ticks, the one that opens "a" among them
 
     store.close();
     assertThat(timer.getQueue()).isEmpty();

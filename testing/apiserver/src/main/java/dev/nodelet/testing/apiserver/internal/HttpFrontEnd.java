@@ -87,7 +87,11 @@ public final class HttpFrontEnd {
         .setPort(port)
         .setHandle100ContinueAutomatically(true)
         .setHttp2ClearTextEnabled(true)
-        .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_CONCURRENT_STREAMS));
+        .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_CONCURRENT_STREAMS))
+        // a kube-apiserver keeps a connection whatever number of streams its client cancels (Go bounds the running
+        // handlers instead: the stream limit); Netty's default closes it after 200 in 30 s, which a kubelet that
+        // cancels the watches of departing pods reaches
+        .setHttp2RstFloodMaxRstFramePerWindow(0);
     if (certificates != null) {
       options.setSsl(true)
           .setUseAlpn(true)
