@@ -260,18 +260,14 @@ class Http2TransportTest {
   @Test
   void aServerThatClosesEveryNewConnectionIsConnectedToOnceForEachWaitingRequest() throws Exception {
     try (ClosingTlsServer tls = new ClosingTlsServer()) {
-      KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
-          .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
-          .build());
+      KubernetesClient client = clientOf(tls);
       HttpClient http = client.getHttpClient();
       Http2Streams streams = Http2Transport.streams(http);
       try {
         // each watch waits for a session that the server closes before its SETTINGS (a stopping API server)
         int failures = 10;
         for (int i = 0; i < failures; i++) {
-          Watch watch = new Watch(false);
-          watches.add(watch);
-          watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+          Watch watch = watchOn(http, tls);
           assertThat(watch.response).failsWithin(WAIT);
           Thread.sleep(300); // past the pause after a failed opening: the next watch opens a session again
         }
@@ -280,9 +276,7 @@ class Http2TransportTest {
 
         // each of those openings ended once: the next request opens one session, not one per earlier failure
         tls.hold();
-        Watch watch = new Watch(false);
-        watches.add(watch);
-        watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+        Watch watch = watchOn(http, tls);
         await().atMost(WAIT).until(() -> tls.accepted() == failures + 1);
         Thread.sleep(500);
         assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
@@ -297,15 +291,11 @@ class Http2TransportTest {
   void anOpeningThatTheServerNeverAnswersFailsAtItsDeadline() throws Exception {
     try (ClosingTlsServer tls = new ClosingTlsServer()) {
       tls.hold(); // accepted, never a handshake: nothing else would end the opening
-      KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
-          .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
-          .build());
+      KubernetesClient client = clientOf(tls);
       HttpClient http = client.getHttpClient();
       Http2Streams streams = Http2Transport.streams(http);
       try {
-        Watch watch = new Watch(false);
-        watches.add(watch);
-        watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+        Watch watch = watchOn(http, tls);
         assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Streams.OPENING_TIMEOUT_SECONDS + 20))
             .withThrowableThat().withMessageContaining("no HTTP/2 SETTINGS from the server within");
         assertThat(streams.opening()).isZero();
@@ -318,17 +308,13 @@ class Http2TransportTest {
   @Test
   void requestsToAServerThatCannotBeConnectedToFailWithoutAConnectionEach() throws Exception {
     try (ClosingTlsServer tls = new ClosingTlsServer()) {
-      KubernetesClient client = new KubeClientFactory().create(KubeSettings.builder()
-          .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
-          .build());
+      KubernetesClient client = clientOf(tls);
       HttpClient http = client.getHttpClient();
       try {
         // restarts against a stopping server, one every 10 ms for a second
         int count = 100;
         for (int i = 0; i < count; i++) {
-          Watch watch = new Watch(false);
-          watches.add(watch);
-          watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+          watchOn(http, tls);
           Thread.sleep(10);
         }
         for (Watch watch : watches) {
@@ -340,6 +326,20 @@ class Http2TransportTest {
         client.close();
       }
     }
+  }
+
+  private KubernetesClient clientOf(ClosingTlsServer tls) throws IOException {
+    return new KubeClientFactory().create(KubeSettings.builder()
+        .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
+        .build());
+  }
+
+  /** A watch of the collection on {@code tls}, sent. */
+  private Watch watchOn(HttpClient http, ClosingTlsServer tls) {
+    Watch watch = new Watch(false);
+    watches.add(watch);
+    watch.send(http, tls.url() + "/api/v1/namespaces/default/configmaps?watch=true");
+    return watch;
   }
 
   private KubernetesClient tlsClient() {
