@@ -37,15 +37,7 @@ class Http2StreamLimitTest {
   @Test
   void the101stConcurrentWatchOnOneTlsConnectionIsRefused() throws Exception {
     server = EmbeddedApiServer.builder().tls().build().start();
-    SSLSocket socket = (SSLSocket) ApiServerTlsTest.trusting(server).getSocketFactory()
-        .createSocket("127.0.0.1", server.port());
-    SSLParameters parameters = socket.getSSLParameters();
-    parameters.setApplicationProtocols(new String[] {"h2"});
-    parameters.setEndpointIdentificationAlgorithm("HTTPS");
-    socket.setSSLParameters(parameters);
-    socket.startHandshake();
-    assertThat(socket.getApplicationProtocol()).isEqualTo("h2");
-    try (Http2Frames connection = new Http2Frames(socket, "https")) {
+    try (Http2Frames connection = new Http2Frames(h2OverTls(), "https")) {
       exceedTheLimit(connection);
     }
   }
@@ -93,12 +85,7 @@ class Http2StreamLimitTest {
   void aClientThatCancelsHundredsOfWatchesKeepsItsConnection() throws Exception {
     // a kubelet cancels the watches of every pod that leaves; a kube-apiserver does not count its resets
     server = EmbeddedApiServer.builder().tls().build().start();
-    SSLSocket socket = (SSLSocket) ApiServerTlsTest.trusting(server).getSocketFactory()
-        .createSocket("127.0.0.1", server.port());
-    SSLParameters parameters = socket.getSSLParameters();
-    parameters.setApplicationProtocols(new String[] {"h2"});
-    socket.setSSLParameters(parameters);
-    socket.startHandshake();
+    SSLSocket socket = h2OverTls();
     socket.setTcpNoDelay(true); // a frame is two writes: no delayed-ACK wait on each round trip
     try (Http2Frames connection = new Http2Frames(socket, "https")) {
       int cancels = 400; // twice what Netty allows by default in 30 s
@@ -116,6 +103,19 @@ class Http2StreamLimitTest {
       assertThat(connection.goAway.get()).isEqualTo(-1);
       assertThat(server.openConnections()).isEqualTo(1);
     }
+  }
+
+  /** A TLS connection to the server that negotiated HTTP/2 by ALPN. */
+  private SSLSocket h2OverTls() throws Exception {
+    SSLSocket socket = (SSLSocket) ApiServerTlsTest.trusting(server).getSocketFactory()
+        .createSocket("127.0.0.1", server.port());
+    SSLParameters parameters = socket.getSSLParameters();
+    parameters.setApplicationProtocols(new String[] {"h2"});
+    parameters.setEndpointIdentificationAlgorithm("HTTPS");
+    socket.setSSLParameters(parameters);
+    socket.startHandshake();
+    assertThat(socket.getApplicationProtocol()).isEqualTo("h2");
+    return socket;
   }
 
   private static void close(InputStream body) {
