@@ -259,72 +259,57 @@ class Http2TransportTest {
 
   @Test
   void aServerThatClosesEveryNewConnectionIsConnectedToOnceForEachWaitingRequest() throws Exception {
-    try (ClosingTlsServer tls = new ClosingTlsServer()) {
-      KubernetesClient client = clientOf(tls);
+    try (ClosingTlsServer tls = new ClosingTlsServer(); KubernetesClient client = clientOf(tls)) {
       HttpClient http = client.getHttpClient();
       Http2Streams streams = Http2Transport.streams(http);
-      try {
-        // each watch waits for a session that the server closes before its SETTINGS (a stopping API server)
-        int failures = 10;
-        for (int i = 0; i < failures; i++) {
-          Watch watch = watchOn(http, tls);
-          assertThat(watch.response).failsWithin(WAIT);
-          Thread.sleep(300); // past the pause after a failed opening: the next watch opens a session again
-        }
-        await().atMost(WAIT).untilAsserted(() -> assertThat(streams.opening()).as("sessions being opened").isZero());
-        assertThat(tls.accepted()).isEqualTo(failures);
-
-        // each of those openings ended once: the next request opens one session, not one per earlier failure
-        tls.hold();
+      // each watch waits for a session that the server closes before its SETTINGS (a stopping API server)
+      int failures = 10;
+      for (int i = 0; i < failures; i++) {
         Watch watch = watchOn(http, tls);
-        await().atMost(WAIT).until(() -> tls.accepted() == failures + 1);
-        Thread.sleep(500);
-        assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
-        assertThat(streams.opening()).isEqualTo(1);
-      } finally {
-        client.close();
+        assertThat(watch.response).failsWithin(WAIT);
+        Thread.sleep(300); // past the pause after a failed opening: the next watch opens a session again
       }
+      await().atMost(WAIT).untilAsserted(() -> assertThat(streams.opening()).as("sessions being opened").isZero());
+      assertThat(tls.accepted()).isEqualTo(failures);
+
+      // each of those openings ended once: the next request opens one session, not one per earlier failure
+      tls.hold();
+      Watch watch = watchOn(http, tls);
+      await().atMost(WAIT).until(() -> tls.accepted() == failures + 1);
+      Thread.sleep(500);
+      assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
+      assertThat(streams.opening()).isEqualTo(1);
     }
   }
 
   @Test
   void anOpeningThatTheServerNeverAnswersFailsAtItsDeadline() throws Exception {
-    try (ClosingTlsServer tls = new ClosingTlsServer()) {
+    try (ClosingTlsServer tls = new ClosingTlsServer(); KubernetesClient client = clientOf(tls)) {
       tls.hold(); // accepted, never a handshake: nothing else would end the opening
-      KubernetesClient client = clientOf(tls);
       HttpClient http = client.getHttpClient();
       Http2Streams streams = Http2Transport.streams(http);
-      try {
-        Watch watch = watchOn(http, tls);
-        assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Streams.OPENING_TIMEOUT_SECONDS + 20))
-            .withThrowableThat().withMessageContaining("no HTTP/2 SETTINGS from the server within");
-        assertThat(streams.opening()).isZero();
-      } finally {
-        client.close();
-      }
+      Watch watch = watchOn(http, tls);
+      assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Streams.OPENING_TIMEOUT_SECONDS + 20))
+          .withThrowableThat().withMessageContaining("no HTTP/2 SETTINGS from the server within");
+      assertThat(streams.opening()).isZero();
     }
   }
 
   @Test
   void requestsToAServerThatCannotBeConnectedToFailWithoutAConnectionEach() throws Exception {
-    try (ClosingTlsServer tls = new ClosingTlsServer()) {
-      KubernetesClient client = clientOf(tls);
+    try (ClosingTlsServer tls = new ClosingTlsServer(); KubernetesClient client = clientOf(tls)) {
       HttpClient http = client.getHttpClient();
-      try {
-        // restarts against a stopping server, one every 10 ms for a second
-        int count = 100;
-        for (int i = 0; i < count; i++) {
-          watchOn(http, tls);
-          Thread.sleep(10);
-        }
-        for (Watch watch : watches) {
-          assertThat(watch.response).failsWithin(WAIT).withThrowableThat().withMessageContaining("cannot connect");
-        }
-        // after a failed opening the pool waits 50 ms, doubling up to 250 ms, before the next one
-        assertThat(tls.accepted()).as("connections for %d requests over 1 s", count).isBetween(2, 15);
-      } finally {
-        client.close();
+      // restarts against a stopping server, one every 10 ms for a second
+      int count = 100;
+      for (int i = 0; i < count; i++) {
+        watchOn(http, tls);
+        Thread.sleep(10);
       }
+      for (Watch watch : watches) {
+        assertThat(watch.response).failsWithin(WAIT).withThrowableThat().withMessageContaining("cannot connect");
+      }
+      // after a failed opening the pool waits 50 ms, doubling up to 250 ms, before the next one
+      assertThat(tls.accepted()).as("connections for %d requests over 1 s", count).isBetween(2, 15);
     }
   }
 
