@@ -2,6 +2,7 @@ package dev.nodelet.benchmarks;
 
 import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.kube.KubeClients;
+import dev.nodelet.kube.watch.ReflectorEngine;
 import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.WatchStoreStrategy;
@@ -17,6 +18,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -80,21 +82,13 @@ abstract class Watched implements AutoCloseable {
     return KubeClients.builder().kubeconfig(server.kubeconfig().toString()).http2(true).build();
   }
 
-  /**
-   * Whether the watch strategy runs on {@code nodelet-kube}'s reflectors (and their restart bucket) rather than its
-   * own HTTP/1.1 watch client.
-   */
-  static boolean storeOnReflectors() {
-    try {
-      Class.forName("dev.nodelet.store.watch.internal.WatchClient", false, Watched.class.getClassLoader());
-      return false;
-    } catch (ClassNotFoundException e) {
-      return true;
-    }
-  }
-
   /** Reads an object from the local cache. */
   abstract ConfigMap get(String name);
+
+  /** How many watches were re-established so far, counted by the client as each starts; -1 if not counted. */
+  long restarts() {
+    return -1;
+  }
 
   /** Watches the objects and returns once every one has synced. */
   abstract Watched watch(int count);
@@ -111,12 +105,15 @@ abstract class Watched implements AutoCloseable {
   /** The Nodelet way, keeping the objects in {@code persistence} too (null: not on disk). */
   static Watched nodelet(ApiServerProcess server, Persistence persistence) {
     return new Watched(nodeletClient(server)) {
+      private ReflectorEngine reflectors;
       private WatchStoreStrategy strategy;
       private SwitchableObjectManager<ConfigMap> manager;
 
       @Override
       Watched watch(int count) {
-        WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client);
+        // the engine the strategy would build for itself (same backoff), held here to read its count of restarts
+        reflectors = ReflectorEngine.builder(client).backoff(Duration.ofMillis(250), Duration.ofSeconds(2)).build();
+        WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors);
         if (persistence != null) {
           builder.persistence(persistence);
         }
@@ -136,10 +133,18 @@ abstract class Watched implements AutoCloseable {
       }
 
       @Override
+      long restarts() {
+        return reflectors.restarts();
+      }
+
+      @Override
       public void close() {
         if (manager != null) {
           manager.close();
           strategy.close();
+        }
+        if (reflectors != null) {
+          reflectors.close();
         }
         super.close();
       }

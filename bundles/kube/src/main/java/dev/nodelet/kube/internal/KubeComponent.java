@@ -60,6 +60,7 @@ public final class KubeComponent {
   private final UnaryOperator<String> environment;
   private final Supplier<String> hostName;
   private final KubeClientFactory factory;
+  private final KubeMetrics metrics;
   private final LastGoodConfiguration<KubeConfiguration, KubeSettings> configuration;
   private Optional<Connection> connection = Optional.empty(); // guarded by this
 
@@ -80,6 +81,7 @@ public final class KubeComponent {
   KubeComponent(ServicePublisher services, UnaryOperator<String> environment, Supplier<String> hostName,
       KubeMetrics metrics, KubeConfiguration config) {
     this.factory = new KubeClientFactory(metrics);
+    this.metrics = metrics;
     this.publisher = publisher(services);
     this.environment = environment;
     this.hostName = hostName;
@@ -126,7 +128,7 @@ public final class KubeComponent {
   }
 
   private Connection connect(KubeSettings settings, KubernetesClient client) {
-    Engine reflectors = new Engine(client, settings.watch());
+    Engine reflectors = new Engine(client, settings.watch(), metrics::watchRestarted);
     NodeIdentityReflector identity = new NodeIdentityReflector(reflectors, settings.nodeName());
     Runnable unpublish = publisher.publish(client, reflectors, identity, settings.nodeName());
     identity.start();

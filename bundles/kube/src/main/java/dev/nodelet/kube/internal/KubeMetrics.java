@@ -35,6 +35,10 @@ public final class KubeMetrics implements MultiCollector {
       .help("Number of requests to the API server, by Kubernetes verb (get, list, watch, create, update, patch,"
           + " delete), resource (with its subresource) and status code; " + NO_ANSWER + " for none.")
       .labelNames("verb", "resource", "code").withoutExemplars().build();
+  private final Counter watchRestarts = Counter.builder().name("nodelet_watch_restarts_total")
+      .help("Number of watches re-established after a cut, a failure or an API server restart, counted as each"
+          + " request starts past the restart bucket (watch.restart.rate, watch.restart.burst).")
+      .withoutExemplars().build();
 
   /**
    * Counts and times one attempt.
@@ -52,9 +56,15 @@ public final class KubeMetrics implements MultiCollector {
     apiRequests.labelValues(path.verb(), path.resource(), code).inc();
   }
 
+  /** Counts one watch re-established by the reflectors of this bundle's client. */
+  void watchRestarted() {
+    watchRestarts.inc();
+  }
+
   @Override
   public MetricSnapshots collect() {
-    return MetricSnapshots.of(requests.collect(), durations.collect(), apiRequests.collect());
+    return MetricSnapshots.of(requests.collect(), durations.collect(), apiRequests.collect(),
+        watchRestarts.collect());
   }
 
   /**

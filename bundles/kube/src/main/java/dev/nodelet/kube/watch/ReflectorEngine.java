@@ -15,6 +15,12 @@ import org.osgi.annotation.versioning.ProviderType;
 @ProviderType
 public interface ReflectorEngine extends Reflectors, AutoCloseable {
 
+  /**
+   * @return how many watches were re-established so far (after a cut, a failure or an API server restart), each
+   *     counted as its request starts, past the restart bucket; first starts are not counted
+   */
+  long restarts();
+
   /** Closes every reflector created here and stops the threads. Idempotent. */
   @Override
   void close();

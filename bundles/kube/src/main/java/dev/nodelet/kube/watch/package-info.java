@@ -15,7 +15,7 @@
  * {@code KubernetesClient}; plain Java programs build one with {@link dev.nodelet.kube.watch.ReflectorEngine#builder}.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package dev.nodelet.kube.watch;
 
 import org.osgi.annotation.bundle.Export;

@@ -1,12 +1,19 @@
 package dev.nodelet.kube.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.kube.watch.ReflectorEngine;
+import dev.nodelet.kube.watch.ReflectorListener;
 import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import dev.nodelet.testing.apiserver.Verb;
+import dev.nodelet.testing.metrics.Scrape;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.felix.hc.api.HealthCheck;
@@ -104,5 +111,36 @@ class KubeComponentTest {
     component.deactivate();
     assertThat(registry.registered).isEmpty();
     component = null;
+  }
+
+  @Test
+  void theReflectorsServiceCountsEveryRestartedWatchInTheMetrics() {
+    KubeMetrics metrics = new KubeMetrics();
+    component = new KubeComponent(registry, name -> null, () -> "unused-host", metrics,
+        config(Map.of("master.url", server.url(), "node.name", "node-a")));
+    Reflectors reflectors = registry.services(Reflectors.class).get(0);
+    reflectors.reflector(ConfigMap.class).namespace("default").listener(new ReflectorListener<>() {
+      @Override
+      public void onAdd(ConfigMap object) {
+      }
+
+      @Override
+      public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
+      }
+
+      @Override
+      public void onDelete(ConfigMap object) {
+      }
+    }).start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps") == 1
+        && server.openWatches("nodes") == 1); // and the node identity's
+    assertThat(Scrape.value(metrics::collect, "nodelet_watch_restarts_total")).as("first starts").isZero();
+
+    server.cutWatches();
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps") == 1
+        && server.openWatches("nodes") == 1 && server.requestCount(Verb.WATCH, "configmaps") == 2
+        && server.requestCount(Verb.WATCH, "nodes") == 2);
+    assertThat(((ReflectorEngine) reflectors).restarts()).isEqualTo(2);
+    assertThat(Scrape.value(metrics::collect, "nodelet_watch_restarts_total")).isEqualTo(2);
   }
 }

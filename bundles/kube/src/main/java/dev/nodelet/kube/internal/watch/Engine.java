@@ -63,11 +63,21 @@ public final class Engine implements ReflectorEngine {
   private volatile boolean closed;
 
   public Engine(KubernetesClient client, EngineSettings settings) {
-    this(client, settings, System::nanoTime, () -> ThreadLocalRandom.current().nextDouble());
+    this(client, settings, () -> { });
+  }
+
+  /** @param restarted told of each restart that passed the bucket, as its request starts (a metric's counter) */
+  public Engine(KubernetesClient client, EngineSettings settings, Runnable restarted) {
+    this(client, settings, System::nanoTime, () -> ThreadLocalRandom.current().nextDouble(), restarted);
   }
 
   /** For tests: the time source and random numbers of the restart bucket and the backoff. */
   Engine(KubernetesClient client, EngineSettings settings, LongSupplier nanoTime, DoubleSupplier random) {
+    this(client, settings, nanoTime, random, () -> { });
+  }
+
+  private Engine(KubernetesClient client, EngineSettings settings, LongSupplier nanoTime, DoubleSupplier random,
+      Runnable restarted) {
     this.client = Objects.requireNonNull(client, "client");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.random = random;
@@ -75,7 +85,7 @@ public final class Engine implements ReflectorEngine {
     this.serialization = client.getKubernetesSerialization();
     URL master = client.getMasterUrl();
     this.server = master.getHost() + ":" + (master.getPort() < 0 ? master.getDefaultPort() : master.getPort());
-    this.limiter = new RestartLimiter(settings.restartRate(), settings.restartBurst(), nanoTime, random);
+    this.limiter = new RestartLimiter(settings.restartRate(), settings.restartBurst(), nanoTime, random, restarted);
     int id = ENGINES.incrementAndGet();
     this.callbacks = new ThreadPoolExecutor(settings.callbackThreads(), settings.callbackThreads(), 30,
         TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads(THREAD_PREFIX + id + "-callback-"));
@@ -153,6 +163,11 @@ public final class Engine implements ReflectorEngine {
           status);
     }
     watchListServed = Boolean.FALSE;
+  }
+
+  @Override
+  public long restarts() {
+    return limiter.started();
   }
 
   /** @return how many reflectors are open; for metrics and tests */

@@ -21,6 +21,7 @@ final class RestartLimiter implements StartGate {
   private final long toleranceNanos;
   private final LongSupplier nanoTime;
   private final DoubleSupplier random;
+  private final Runnable onStart;
   private boolean used; // guarded by this
   private long theoreticalArrival; // guarded by this
   private long reservations; // guarded by this
@@ -30,6 +31,12 @@ final class RestartLimiter implements StartGate {
   private long started; // guarded by this
 
   RestartLimiter(double ratePerSecond, int burst, LongSupplier nanoTime, DoubleSupplier random) {
+    this(ratePerSecond, burst, nanoTime, random, () -> { });
+  }
+
+  /** @param onStart told of each start taken, outside the bucket's lock (a metric's counter) */
+  RestartLimiter(double ratePerSecond, int burst, LongSupplier nanoTime, DoubleSupplier random, Runnable onStart) {
+    this.onStart = onStart;
     this.intervalNanos = Math.max(1, (long) (1_000_000_000L / ratePerSecond));
     this.toleranceNanos = (burst - 1) * intervalNanos;
     this.nanoTime = nanoTime;
@@ -79,8 +86,9 @@ final class RestartLimiter implements StartGate {
       }
       startArrival = Math.max(startArrival, now) + intervalNanos;
       started++;
-      return 0;
     }
+    onStart.run();
+    return 0;
   }
 
   /** @return how many starts were refused because they would not conform */
