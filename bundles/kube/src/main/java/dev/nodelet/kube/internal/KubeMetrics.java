@@ -9,12 +9,13 @@ import java.util.Locale;
 import org.osgi.service.component.annotations.Component;
 
 /**
- * The API requests of every client this bundle builds, measured under fabric8 by {@link MeteredHttpClient} or {@link Http2Transport}, as the
- * kubelet's client-go measures them ({@code rest_client_requests_total}, {@code rest_client_request_duration_seconds})
- * and by Kubernetes verb and resource. Every attempt counts once its status line arrives, or with the code
- * {@value #NO_ANSWER} once it failed without one (connection refused, timeout), as client-go counts it. Labels never
- * carry object names, namespaces, query values or headers: only the method, the verb, the resource type, the status
- * code and the API server's host.
+ * The API requests of every client this bundle builds, measured under fabric8 by {@link MeteredHttpClient} or {@link
+ * Http2Transport}, as the kubelet's client-go measures them ({@code rest_client_requests_total}, {@code
+ * rest_client_request_duration_seconds}) and by Kubernetes verb and resource. Every attempt counts once its status line
+ * arrives, or with the code {@value #NO_ANSWER} once it failed without one (connection refused, timeout), as client-go
+ * counts it. Labels never carry object names, namespaces, query values or headers: only the method, the verb, the
+ * resource type, the status code and the API server's host. Beside them: the requests that re-establish a watch through
+ * the restart bucket of the bundle's {@code Reflectors}.
  */
 @Component(service = {MultiCollector.class, KubeMetrics.class})
 public final class KubeMetrics implements MultiCollector {
@@ -35,9 +36,9 @@ public final class KubeMetrics implements MultiCollector {
       .help("Number of requests to the API server, by Kubernetes verb (get, list, watch, create, update, patch,"
           + " delete), resource (with its subresource) and status code; " + NO_ANSWER + " for none.")
       .labelNames("verb", "resource", "code").withoutExemplars().build();
-  private final Counter watchRestarts = Counter.builder().name("nodelet_watch_restarts_total")
-      .help("Number of watches re-established after a cut, a failure or an API server restart, counted as each"
-          + " request starts past the restart bucket (watch.restart.rate, watch.restart.burst).")
+  private final Counter watchRestarts = Counter.builder().name("nodelet_reflector_restart_requests_total")
+      .help("Number of requests that re-establish a watch after a cut, a failure or an API server restart, counted"
+          + " as each starts past the restart bucket (watch.restart.rate, watch.restart.burst), answered or not.")
       .withoutExemplars().build();
 
   /**

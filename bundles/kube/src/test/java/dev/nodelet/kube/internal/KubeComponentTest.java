@@ -134,13 +134,13 @@ class KubeComponentTest {
     }).start();
     await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps") == 1
         && server.openWatches("nodes") == 1); // and the node identity's
-    assertThat(Scrape.value(metrics::collect, "nodelet_watch_restarts_total")).as("first starts").isZero();
+    assertThat(Scrape.value(metrics::collect, "nodelet_reflector_restart_requests_total")).as("first starts").isZero();
 
     server.cutWatches();
     await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("configmaps") == 1
         && server.openWatches("nodes") == 1 && server.requestCount(Verb.WATCH, "configmaps") == 2
         && server.requestCount(Verb.WATCH, "nodes") == 2);
     assertThat(((ReflectorEngine) reflectors).restarts()).isEqualTo(2);
-    assertThat(Scrape.value(metrics::collect, "nodelet_watch_restarts_total")).isEqualTo(2);
+    assertThat(Scrape.value(metrics::collect, "nodelet_reflector_restart_requests_total")).isEqualTo(2);
   }
 }

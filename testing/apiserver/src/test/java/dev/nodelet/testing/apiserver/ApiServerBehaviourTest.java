@@ -77,6 +77,27 @@ class ApiServerBehaviourTest {
   }
 
   @Test
+  void aGetUpdateOrDeleteByNameReachesOnlyTheObjectOfItsKind() {
+    configMap("twin", "1");
+    cluster.client.secrets().inNamespace(cluster.namespace).resource(new SecretBuilder().withNewMetadata()
+        .withName("twin").endMetadata().addToStringData("k", "secret").build()).create();
+
+    assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("twin").get().getData())
+        .containsEntry("k", "1");
+    assertThat(cluster.client.secrets().inNamespace(cluster.namespace).withName("twin").get().getData())
+        .containsKey("k");
+    cluster.client.configMaps().inNamespace(cluster.namespace).withName("twin")
+        .edit(c -> new ConfigMapBuilder(c).addToData("k", "2").build());
+    assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("twin").get().getData())
+        .containsEntry("k", "2");
+    cluster.client.configMaps().inNamespace(cluster.namespace).withName("twin").delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> cluster.client.configMaps().inNamespace(cluster.namespace)
+        .withName("twin").get() == null);
+    assertThat(cluster.client.secrets().inNamespace(cluster.namespace).withName("twin").get()).isNotNull();
+    assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("absent").get()).isNull();
+  }
+
+  @Test
   void podsAreSelectedByNodeNameWithEqualsAndNotEquals() {
     pod("p1", "node-a", Map.of());
     pod("p2", "node-b", Map.of());

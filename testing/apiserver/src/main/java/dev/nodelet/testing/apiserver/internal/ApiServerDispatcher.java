@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.crud.Attribute;
 import io.fabric8.mockwebserver.crud.AttributeSet;
+import io.fabric8.mockwebserver.crud.AttributeType;
 import io.fabric8.mockwebserver.http.Buffer;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
@@ -51,7 +52,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final String OBSERVE_PATH = "/nodelet-testing/";
 
-  private record Event(long resourceVersion, AttributeSet oldAttributes, AttributeSet newAttributes,
+  /** One change, with the object's name: a watch of one object by name skips the others without matching them. */
+  private record Event(long resourceVersion, String name, AttributeSet oldAttributes, AttributeSet newAttributes,
       String object) {
   }
 
@@ -61,7 +63,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final Object eventLock = new Object();
   private final ArrayDeque<Event> history = new ArrayDeque<>(); // guarded by eventLock
   // guarded by eventLock: the stored objects' attributes by object name, so that a watch of one object by its
-  // metadata.name opens without a walk over every stored object (a node watches thousands that way)
+  // metadata.name opens, and a get, update or patch finds its object, without a walk over every stored object (a
+  // node watches thousands that way; the API server reads one key)
   private final Map<String, Set<AttributeSet>> byName = new HashMap<>();
   private final Map<AttributeSet, String> nameOf = new HashMap<>();
   private long compactedResourceVersion; // guarded by eventLock: events up to here are gone
@@ -713,7 +716,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         newState = Serialization.asJson(deleted);
       }
       object = newState;
-      Event event = new Event(resourceVersion, oldAttributes, newAttributes, object);
+      Event event = new Event(resourceVersion, name, oldAttributes, newAttributes, object);
       history.addLast(event);
       while (history.size() > historySize) {
         compactedResourceVersion = history.removeFirst().resourceVersion();
@@ -731,6 +734,43 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         close(session); // its client went away while we wrote to it
       }
     }
+  }
+
+  /** A get of one object by its name reads the name index, as the API server reads one key; the rest walk. */
+  @Override
+  public MockResponse handleGet(String path) {
+    AttributeSet query = extractor.fromPath(path);
+    if (queriedName(query) == null) {
+      return super.handleGet(path);
+    }
+    Map.Entry<AttributeSet, String> found = findResource(query);
+    return found == null ? new MockResponse().setResponseCode(404)
+        : new MockResponse().setResponseCode(200).setBody(found.getValue());
+  }
+
+  /** The stock handlers' lookup of one object (update, patch, delete); by the name index when the query has one. */
+  @Override
+  public Map.Entry<AttributeSet, String> findResource(AttributeSet query) {
+    String name = queriedName(query);
+    if (name == null) {
+      return super.findResource(query);
+    }
+    synchronized (eventLock) {
+      for (AttributeSet candidate : byName.getOrDefault(name, Set.of())) {
+        String object = candidate.matches(query) ? map.get(candidate) : null;
+        if (object != null) {
+          return Map.entry(candidate, object);
+        }
+      }
+      return null;
+    }
+  }
+
+  /** The one name a query requires, or null. */
+  private static String queriedName(AttributeSet query) {
+    Attribute name = query.getAttribute(KubernetesAttributesExtractor.NAME);
+    return name != null && name.getType() == AttributeType.WITH && name.getValues().size() == 1
+        ? name.getValues().get(0).toString() : null;
   }
 
   private void index(String name, AttributeSet attributes) {
@@ -790,7 +830,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   }
 
   private static void deliver(WatchSession session, Event event) {
-    if (session.resumeAfter != null && event.resourceVersion() <= session.resumeAfter) {
+    if (session.resumeAfter != null && event.resourceVersion() <= session.resumeAfter
+        || !session.selectedName.isEmpty() && !session.selectedName.equals(event.name())) {
       return;
     }
     boolean before = session.selects(event.oldAttributes());
