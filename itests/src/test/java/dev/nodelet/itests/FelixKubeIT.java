@@ -150,19 +150,7 @@ public class FelixKubeIT extends NodeletTestSupport {
     String selector = "metadata.name=" + SEEDED_CONFIGMAP;
     try (Tracked<Reflectors> reflectors = track(Reflectors.class, nodeFilter())) {
       Reflector<ConfigMap> reflector = reflectors.await().reflector(ConfigMap.class).namespace("default")
-          .fieldSelector(selector).listener(new ReflectorListener<>() {
-            @Override
-            public void onAdd(ConfigMap object) {
-            }
-
-            @Override
-            public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
-            }
-
-            @Override
-            public void onDelete(ConfigMap object) {
-            }
-          }).start();
+          .fieldSelector(selector).listener(new ReflectorListener<>() { }).start();
       await().atMost(WAIT).until(reflector::isSynced);
       assertEquals(SEEDED_VALUE, reflector.get("default", SEEDED_CONFIGMAP).orElseThrow().getData().get(SEEDED_KEY));
       await().atMost(WAIT).until(() -> openWatches("configmaps", selector) == 1);

@@ -6,7 +6,8 @@ import org.osgi.annotation.versioning.ConsumerType;
 /**
  * Told what changed in a {@link Reflector}'s objects. The reflector keeps the last state it reported, so after a
  * relist the listener gets the difference (additions, updates, deletions) and not a replay. Callbacks of one reflector
- * run one at a time on a small shared pool: they must not block.
+ * run one at a time on a small shared pool: they must not block. Each does nothing unless overridden: a listener that
+ * only reads the reflector's own objects ({@link Reflector#get}) needs none.
  *
  * @param <T> the resource type
  */
@@ -14,16 +15,19 @@ import org.osgi.annotation.versioning.ConsumerType;
 public interface ReflectorListener<T extends HasMetadata> {
 
   /** @param object an object that appeared */
-  void onAdd(T object);
+  default void onAdd(T object) {
+  }
 
   /**
    * @param oldObject the object as reported before
    * @param newObject the object now
    */
-  void onUpdate(T oldObject, T newObject);
+  default void onUpdate(T oldObject, T newObject) {
+  }
 
   /** @param object the object as last seen, which is gone */
-  void onDelete(T object);
+  default void onDelete(T object) {
+  }
 
   /**
    * The reflector's objects match the server's at {@code resourceVersion}: after the first sync and after every

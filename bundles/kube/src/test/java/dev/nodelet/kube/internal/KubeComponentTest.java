@@ -119,19 +119,7 @@ class KubeComponentTest {
     component = new KubeComponent(registry, name -> null, () -> "unused-host", metrics,
         config(Map.of("master.url", server.url(), "node.name", "node-a")));
     Reflectors reflectors = registry.services(Reflectors.class).get(0);
-    reflectors.reflector(ConfigMap.class).namespace("default").listener(new ReflectorListener<>() {
-      @Override
-      public void onAdd(ConfigMap object) {
-      }
-
-      @Override
-      public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
-      }
-
-      @Override
-      public void onDelete(ConfigMap object) {
-      }
-    }).start();
+    reflectors.reflector(ConfigMap.class).namespace("default").listener(new ReflectorListener<>() { }).start();
     await().atMost(Duration.ofSeconds(10)).until(() -> server.openWatches("configmaps") == 1
         && server.openWatches("nodes") == 1); // and the node identity's
     assertThat(Scrape.value(metrics::collect, "nodelet_reflector_restart_requests_total")).as("first starts").isZero();

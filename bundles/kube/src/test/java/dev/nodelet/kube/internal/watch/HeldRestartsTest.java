@@ -133,18 +133,6 @@ class HeldRestartsTest {
       for (int i = 0; i < count; i++) {
         engine.reflector(ConfigMap.class).namespace("ns-" + i).listener(new ReflectorListener<>() {
           @Override
-          public void onAdd(ConfigMap object) {
-          }
-
-          @Override
-          public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
-          }
-
-          @Override
-          public void onDelete(ConfigMap object) {
-          }
-
-          @Override
           public void onError(ReflectorException error) {
             errors.add(error);
           }
