@@ -11,6 +11,7 @@ import dev.nodelet.kube.internal.jetty.client.Origin;
 import dev.nodelet.kube.internal.jetty.client.Socks4Proxy;
 import dev.nodelet.kube.internal.jetty.client.Socks5Proxy;
 import dev.nodelet.kube.internal.jetty.client.api.Connection;
+import dev.nodelet.kube.internal.jetty.client.api.Request;
 import dev.nodelet.kube.internal.jetty.client.dynamic.HttpClientTransportDynamic;
 import dev.nodelet.kube.internal.jetty.client.http.HttpClientConnectionFactory;
 import dev.nodelet.kube.internal.jetty.client.http.HttpClientTransportOverHTTP;
@@ -36,6 +37,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
@@ -63,13 +65,22 @@ final class Http2Transport extends JettyHttpClientFactory {
    */
   static final int EXPECTED_STREAMS = 100;
   private static final int IDLE_THREAD_MILLIS = 30_000;
+  /** A connection carrying no request closes after this long, as client-go's idle connections do. */
+  static final long IDLE_CONNECTION_MILLIS = 90_000;
 
   private final String threadPrefix;
   private final Optional<KubeMetrics> metrics;
+  private final long idleConnectionMillis;
 
   Http2Transport(String threadPrefix, Optional<KubeMetrics> metrics) {
+    this(threadPrefix, metrics, IDLE_CONNECTION_MILLIS);
+  }
+
+  /** For tests: a shorter time after which a connection that carries no request closes. */
+  Http2Transport(String threadPrefix, Optional<KubeMetrics> metrics, long idleConnectionMillis) {
     this.threadPrefix = threadPrefix;
     this.metrics = metrics;
+    this.idleConnectionMillis = idleConnectionMillis;
   }
 
   @Override
@@ -115,8 +126,16 @@ final class Http2Transport extends JettyHttpClientFactory {
       jetty.setMaxConnectionsPerDestination(MAX_CONNECTIONS);
       jetty.setMaxRequestsQueuedPerDestination(MAX_QUEUED_REQUESTS);
       jetty.setFollowRedirects(followRedirects);
-      // a quiet watch sends nothing for minutes: no idle timeout of Jetty's may end it (the server ends watches)
-      jetty.setIdleTimeout(0);
+      // a connection left without a request closes (an HTTP/1.1 pool shrinks again after a burst, an unused HTTP/2
+      // session goes); a request itself never idles out: a quiet watch sends nothing for minutes (the server ends
+      // it), and the others have their request timeout
+      jetty.setIdleTimeout(factory.idleConnectionMillis);
+      jetty.getRequestListeners().add(new Request.Listener.Adapter() {
+        @Override
+        public void onQueued(Request request) {
+          request.idleTimeout(0, TimeUnit.MILLISECONDS);
+        }
+      });
       if (connectTimeout != null) {
         jetty.setConnectTimeout(connectTimeout.toMillis());
       }

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -189,6 +190,35 @@ class Http2TransportTest {
       client.close();
     }
     await().atMost(WAIT).until(() -> server.openConnections() == 0);
+  }
+
+  @Test
+  void aConnectionLeftWithoutARequestClosesButAQuietWatchOutlivesTheIdleTimeout() throws Exception {
+    server = EmbeddedApiServer.builder().build().start();
+    KubernetesClient admin = new KubeClientFactory().create(
+        KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
+    long idleMillis = 500;
+    try (HttpClient http = new Http2Transport("nodelet-idle-test-http", Optional.empty(), idleMillis)
+        .newBuilder().build()) {
+      createConfigMaps(admin, 1);
+      openWatches(http, 0, 1);
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
+      int withWatch = server.openConnections(); // the watch's and the admin client's
+      // over HTTP/1.1 the watch holds its connection: the get takes another one, idle once answered
+      assertThat(http.sendAsync(http.newHttpRequestBuilder().uri(server.url()
+          + "/api/v1/namespaces/default/configmaps/cm-0").build(), String.class).join().code()).isEqualTo(200);
+      assertThat(server.openConnections()).isEqualTo(withWatch + 1);
+
+      await().atMost(WAIT).until(() -> server.openConnections() == withWatch);
+      // several idle timeouts later the quiet watch is still open, and still delivers
+      Thread.sleep(4 * idleMillis);
+      assertThat(server.openWatches("configmaps")).isEqualTo(1);
+      admin.configMaps().inNamespace("default").withName("cm-0")
+          .edit(c -> new ConfigMapBuilder(c).addToData("key", "after-idle").build());
+      await().atMost(WAIT).until(() -> watches.get(0).received().contains("after-idle"));
+    } finally {
+      admin.close();
+    }
   }
 
   @Test
