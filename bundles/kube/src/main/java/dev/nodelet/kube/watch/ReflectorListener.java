@@ -6,8 +6,8 @@ import org.osgi.annotation.versioning.ConsumerType;
 /**
  * Told what changed in a {@link Reflector}'s objects. The reflector keeps the last state it reported, so after a
  * relist the listener gets the difference (additions, updates, deletions) and not a replay. Callbacks of one reflector
- * run one at a time on a small shared pool: they must not block. Each does nothing unless overridden: a listener that
- * only reads the reflector's own objects ({@link Reflector#get}) needs none.
+ * run one at a time on a small shared pool: they must not block. Each does nothing unless overridden: the listener of
+ * a reflector read only through {@link Reflector#get} and {@link Reflector#list} overrides none.
  *
  * @param <T> the resource type
  */

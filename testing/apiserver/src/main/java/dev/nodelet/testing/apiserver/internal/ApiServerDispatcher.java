@@ -748,7 +748,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         : new MockResponse().setResponseCode(200).setBody(found.getValue());
   }
 
-  /** The stock handlers' lookup of one object (update, patch, delete); by the name index when the query has one. */
+  /** The lookup of one object (the stock update and patch, this class's checks); by name where the query has one. */
   @Override
   public Map.Entry<AttributeSet, String> findResource(AttributeSet query) {
     String name = queriedName(query);
