@@ -93,8 +93,11 @@ public class FelixChurnIT extends NodeletTestSupport {
       List.of("configmaps", "secrets", "pods", "nodes", "resourceslices");
   /** A cycle waits at most this long for a state; far more than any cycle needs. */
   private static final Duration CYCLE_WAIT = Duration.ofSeconds(30);
-  /** How long the threads, descriptors and class loaders have to come back to the baseline after the cycles. */
-  private static final Duration SETTLE_WAIT = Duration.ofSeconds(90);
+  /**
+   * How long the threads, descriptors and class loaders have to come back to the baseline after the cycles: longer
+   * than the Kubernetes client's 90 s idle timeout, after which a connection that a burst of requests added closes.
+   */
+  private static final Duration SETTLE_WAIT = Duration.ofSeconds(120);
 
   /** One HTTP/1.1 connection to the test JVM's observation endpoint, opened before any baseline. */
   private static HttpClient observer;
