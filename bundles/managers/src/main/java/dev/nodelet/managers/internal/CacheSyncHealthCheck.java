@@ -2,6 +2,7 @@ package dev.nodelet.managers.internal;
 
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectReceipt;
+import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.PodReceipt;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -17,9 +18,11 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
- * Readiness and the condition {@code nodelet.caches.synced}: every object that registered pods reference is kept
- * fresh by its manager's store (no failing list or watch, no expired TTL, no stopped watch). Reads the managers'
- * receipts, so it never asks the API server.
+ * Readiness and the condition {@code nodelet.caches.synced}: every object that registered pods reference can be
+ * served by its manager's store (no failing list or watch, no expired TTL, no stopped store, not waiting for its
+ * first sync). An idle watch (state {@link ObjectState#IDLE}) passes: it is the steady state of an object nobody
+ * reads, and the next get watches it again and waits for a fresh list, whose failure then fails this check. Reads
+ * the managers' receipts, so it never asks the API server.
  */
 @Component(property = {HealthCheck.NAME + "=nodelet-cache-sync", HealthCheck.TAGS + "=nodelet",
     HealthCheck.TAGS + "=nodelet-cache-sync"})
@@ -51,18 +54,24 @@ public final class CacheSyncHealthCheck implements HealthCheck {
       String resource = manager.type().plural();
       Set<String> objects = new HashSet<>();
       List<String> stale = new ArrayList<>();
+      int idle = 0;
       List<PodReceipt> receipts = manager.receipts();
       for (PodReceipt pod : receipts) {
         for (ObjectReceipt object : pod.objects()) {
           String key = object.namespace() + "/" + object.name();
-          if (objects.add(key) && object.stale()) {
+          if (!objects.add(key)) {
+            continue;
+          }
+          if (object.state().filter(ObjectState.IDLE::equals).isPresent()) {
+            idle++; // nothing out of date is served from it: the next get lists afresh
+          } else if (object.stale()) {
             stale.add(key + ": " + object.staleReason().orElse(""));
           }
         }
       }
       if (stale.isEmpty()) {
-        log.info("{}: {} objects of {} pods fresh ({} strategy)", resource, objects.size(), receipts.size(),
-            manager.strategy());
+        log.info("{}: {} objects of {} pods fresh{} ({} strategy)", resource, objects.size(), receipts.size(),
+            idle == 0 ? "" : ", " + idle + " of them idle (watched again on their next get)", manager.strategy());
       } else {
         log.temporarilyUnavailable("{}: {} of {} objects stale: {}{}", resource, stale.size(), objects.size(),
             String.join("; ", stale.subList(0, Math.min(NAMED, stale.size()))),
