@@ -65,7 +65,8 @@ final class ReceiptsJson {
     }
   }
 
-  private static ObjectNode object(ObjectReceipt receipt) {
+  /** One object's receipt; {@code state} is the store's {@link dev.nodelet.objectcache.ObjectState}, null if untold. */
+  static ObjectNode object(ObjectReceipt receipt) {
     ObjectNode node = JSON.createObjectNode();
     node.put("resource", receipt.resource());
     node.put("namespace", receipt.namespace());
@@ -77,6 +78,7 @@ final class ReceiptsJson {
     node.put("strategy", receipt.strategy());
     node.put("stale", receipt.stale());
     node.put("staleReason", receipt.staleReason().orElse(null));
+    node.put("state", receipt.state().map(Enum::name).orElse(null));
     return node;
   }
 }

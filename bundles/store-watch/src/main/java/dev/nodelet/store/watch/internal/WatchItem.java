@@ -182,8 +182,12 @@ final class WatchItem<T extends HasMetadata> {
     return true;
   }
 
-  /** A bookmark or anything else that proves the watch works. */
-  synchronized void progressed(int run, String version) {
+  /**
+   * A bookmark or anything else that proves the watch works.
+   *
+   * @return the copy from disk that this confirms as current, for the listener to hear of; null if none
+   */
+  synchronized T progressed(int run, String version) {
     if (isRun(run) && version != null) {
       resourceVersion = version;
       lastError = null;
@@ -191,8 +195,16 @@ final class WatchItem<T extends HasMetadata> {
       if (current != null && current.fromDisk()) {
         // a bookmark past the stored version: nothing happened to the object since, the copy is current
         snapshot = new Snapshot<>(current.object(), current.servable());
+        delivered = true;
+        return current.object();
       }
     }
+    return null;
+  }
+
+  /** Whether every reference is one read back from disk: no pod registered in this run references it. */
+  boolean onlyRestoredReferences() {
+    return !references.isEmpty() && restoredPods.containsAll(references.keySet());
   }
 
   /** Keeps the reflector of {@code run}; returns false (and the caller closes it) if that run is over. */

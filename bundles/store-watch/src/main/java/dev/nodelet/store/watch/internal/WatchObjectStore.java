@@ -52,8 +52,10 @@ import org.slf4j.LoggerFactory;
  * refreshes every second.
  *
  * <p>The listener hears every add, update and delete a watch or list sees, and what a get finds that they do not
- * tell, under the item's {@code reports} lock so that it hears them in the order observed. It is never called from
- * the reference methods.
+ * tell, under the item's {@code reports} lock so that it hears them in the order observed. It also hears of a copy
+ * from disk that a bookmark confirms, and, when a pod of this run references an object that until then only
+ * references read back from disk held (the listener's owner ignored what it heard of it), of the copy held then. It
+ * is never called from the reference methods.
  *
  * <p>With a {@link DiskStore}, every version a watch or list sees and every reference is written to disk, and a new
  * store starts with the objects a previous run stored: each is served at once (state
@@ -91,6 +93,8 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
   private final List<ScheduledFuture<?>> ticks = new ArrayList<>();
   /** Reflectors to open ({@link #openLater}). */
   private final Queue<Opening<T>> openings = new ConcurrentLinkedQueue<>();
+  /** Items whose copy the listener is to hear of again ({@link #reportLater}). */
+  private final Queue<WatchItem<T>> retell = new ConcurrentLinkedQueue<>();
   /** Polled items that took a colder one's slot, opened once its watch has ended ({@link #openPromoted}). */
   private final Queue<Promoted<T>> promoted = new ConcurrentLinkedQueue<>();
   /** Namespace → name → item: read by gets without a lock, changed under this store's lock. */
@@ -232,6 +236,11 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
       }
     } else {
       item.requestVerification();
+      if (item.onlyRestoredReferences()) {
+        // the owner counts no pod for it until now, so it ignored what was observed of it (the copy restored
+        // from disk, a bookmark that confirmed it, an event): it hears of the copy held now
+        reportLater(item);
+      }
     }
     // a pod whose reference was read back from disk takes it over rather than adding a second one
     if (!item.restoredPods.remove(podUid)) {
@@ -400,8 +409,34 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     openings.add(new Opening<>(item, run));
   }
 
-  /** Opens every queued reflector; on the timer, on a get that waits for a sync, and at every {@link #sweep()}. */
+  /**
+   * Has the listener hear of the copy the item holds then, off the registering thread: at the timer's next tick or
+   * the next get that waits for a sync, whichever comes first.
+   */
+  private void reportLater(WatchItem<T> item) {
+    retell.add(item);
+  }
+
+  /** Tells the listener of the copies that {@link #reportLater} queued, under each item's reports lock. */
+  private void reportQueued() {
+    WatchItem<T> item;
+    while ((item = retell.poll()) != null) {
+      synchronized (item.reports) {
+        WatchItem.Snapshot<T> current = item.snapshot;
+        if (!stopped && current != null && current.object() != null) {
+          T object = current.object();
+          tell(() -> listener.changed(object));
+        }
+      }
+    }
+  }
+
+  /**
+   * Opens every queued reflector and reports what is queued for the listener; on the timer, on a get that waits for
+   * a sync, and at every {@link #sweep()}.
+   */
   private void openQueued() {
+    reportQueued();
     Opening<T> next;
     while ((next = openings.poll()) != null) {
       try {
@@ -747,7 +782,13 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
     @Override
     public void onBookmark(String resourceVersion) {
-      item.progressed(run, resourceVersion);
+      synchronized (item.reports) {
+        T confirmed = item.progressed(run, resourceVersion);
+        if (confirmed != null) {
+          // the copy from disk is current: reported as any object a watch delivers
+          tell(() -> listener.changed(confirmed));
+        }
+      }
       answered();
     }
 
@@ -888,6 +929,7 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
     }
     promoted.clear();
     openings.clear();
+    retell.clear();
     ticks.forEach(tick -> tick.cancel(false));
     metrics.closed(this);
     closed.run();
