@@ -98,6 +98,24 @@ public interface ObjectStore<T extends HasMetadata> extends AutoCloseable {
   }
 
   /**
+   * Whether the copy of one registered object is stale ({@link #staleness}) only because nothing refreshes it between
+   * gets, so that the next get asks the API server before it answers: its time-to-live expired or it was never
+   * fetched, or its watch stopped because nobody read it ({@link ObjectState#IDLE}). Such an object is not current,
+   * but nothing out of date is served from it unless that request fails, which the store then reports as stale
+   * without this flag. False for failures (a failed list, watch or fetch), a first sync still awaited, a closed store
+   * and a copy served from disk. Never blocks on the network.
+   *
+   * @param namespace the object's namespace
+   * @param name the object's name
+   * @return true if the next get fetches or lists the object afresh; by default, true for the state
+   *     {@link ObjectState#IDLE}
+   * @since 3.3
+   */
+  default boolean refreshedOnNextGet(String namespace, String name) {
+    return state(namespace, name).filter(ObjectState.IDLE::equals).isPresent();
+  }
+
+  /**
    * The objects this store serves that only pods of a previous run reference: read back from disk (see
    * {@link ObjectState#FROM_DISK}), and no pod registered since references them. They are served, so listings show
    * them next to the objects that registered pods reference. Never blocks on the network.

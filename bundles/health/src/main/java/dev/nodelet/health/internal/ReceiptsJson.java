@@ -78,6 +78,7 @@ final class ReceiptsJson {
     node.put("strategy", receipt.strategy());
     node.put("stale", receipt.stale());
     node.put("staleReason", receipt.staleReason().orElse(null));
+    node.put("refreshedOnNextGet", receipt.refreshedOnNextGet());
     node.put("state", receipt.state().map(Enum::name).orElse(null));
     return node;
   }

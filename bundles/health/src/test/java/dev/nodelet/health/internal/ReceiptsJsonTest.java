@@ -29,10 +29,17 @@ class ReceiptsJsonTest {
     assertThat(fromDisk.get("strategy").asText()).isEqualTo("watch");
     assertThat(fromDisk.get("stale").asBoolean()).isTrue();
     assertThat(fromDisk.get("staleReason").asText()).startsWith("served from the copy");
+    assertThat(fromDisk.get("refreshedOnNextGet").asBoolean()).isFalse();
 
     JsonNode idle = ReceiptsJson.object(receipt(Optional.of(ObjectState.IDLE), Optional.empty()));
     assertThat(idle.get("state").asText()).isEqualTo("IDLE");
     assertThat(idle.get("stale").asBoolean()).isFalse();
+
+    JsonNode expired = ReceiptsJson.object(new ObjectReceipt("configmaps", "ns", "settings", Optional.of("uid-1"),
+        Optional.of("7"), Optional.empty(), Optional.empty(), "ttl",
+        Optional.of("its TTL expired; the next get fetches it again"), Optional.empty(), true));
+    assertThat(expired.get("stale").asBoolean()).isTrue();
+    assertThat(expired.get("refreshedOnNextGet").asBoolean()).isTrue();
   }
 
   @Test

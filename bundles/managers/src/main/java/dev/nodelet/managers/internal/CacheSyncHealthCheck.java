@@ -19,10 +19,12 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
  * Readiness and the condition {@code nodelet.caches.synced}: every object that registered pods reference can be
- * served by its manager's store (no failing list or watch, no expired TTL, no stopped store, not waiting for its
- * first sync). An idle watch (state {@link ObjectState#IDLE}) passes: it is the steady state of an object nobody
- * reads, and the next get watches it again and waits for a fresh list, whose failure then fails this check. Reads
- * the managers' receipts, so it never asks the API server.
+ * served by its manager's store (no failing list, watch or fetch, no closed store, not waiting for its first sync, no
+ * copy from disk the API server has not confirmed). An object whose copy is stale only because nothing refreshes it
+ * between gets passes ({@link ObjectReceipt#refreshedOnNextGet()}): an idle watch (state {@link ObjectState#IDLE}),
+ * a {@code ttl} copy or a polled one past its time-to-live. That is the steady state of objects nobody reads, and
+ * the next get lists or fetches afresh; if that fails, the receipt says so and this check fails with it. Reads the
+ * managers' receipts, so it never asks the API server.
  */
 @Component(property = {HealthCheck.NAME + "=nodelet-cache-sync", HealthCheck.TAGS + "=nodelet",
     HealthCheck.TAGS + "=nodelet-cache-sync"})
@@ -55,6 +57,7 @@ public final class CacheSyncHealthCheck implements HealthCheck {
       Set<String> objects = new HashSet<>();
       List<String> stale = new ArrayList<>();
       int idle = 0;
+      int due = 0;
       List<PodReceipt> receipts = manager.receipts();
       for (PodReceipt pod : receipts) {
         for (ObjectReceipt object : pod.objects()) {
@@ -62,16 +65,23 @@ public final class CacheSyncHealthCheck implements HealthCheck {
           if (!objects.add(key)) {
             continue;
           }
-          if (object.state().filter(ObjectState.IDLE::equals).isPresent()) {
-            idle++; // nothing out of date is served from it: the next get lists afresh
-          } else if (object.stale()) {
+          if (object.failing()) {
             stale.add(key + ": " + object.staleReason().orElse(""));
+          } else if (object.refreshedOnNextGet()) {
+            // nothing out of date is served from it: the next get lists or fetches afresh
+            if (object.state().filter(ObjectState.IDLE::equals).isPresent()) {
+              idle++;
+            } else {
+              due++;
+            }
           }
         }
       }
       if (stale.isEmpty()) {
-        log.info("{}: {} objects of {} pods fresh{} ({} strategy)", resource, objects.size(), receipts.size(),
-            idle == 0 ? "" : ", " + idle + " of them idle (watched again on their next get)", manager.strategy());
+        log.info("{}: {} objects of {} pods fresh{}{} ({} strategy)", resource, objects.size(), receipts.size(),
+            idle == 0 ? "" : ", " + idle + " of them idle (watched again on their next get)",
+            due == 0 ? "" : ", " + due + " of them due for a fetch (fetched again on their next get)",
+            manager.strategy());
       } else {
         log.temporarilyUnavailable("{}: {} of {} objects stale: {}{}", resource, stale.size(), objects.size(),
             String.join("; ", stale.subList(0, Math.min(NAMED, stale.size()))),

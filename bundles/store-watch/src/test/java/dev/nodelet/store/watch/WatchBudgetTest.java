@@ -145,6 +145,33 @@ class WatchBudgetTest {
   }
 
   @Test
+  void aPolledCopyIsRefreshedOnTheNextGetUnlessItsFetchFailedOrTheStoreIsClosed() {
+    start(1);
+    referenceObjects(2);
+    assertThat(state(name(1))).isEqualTo(ObjectState.POLLED);
+    assertThat(store.staleness("ns", name(1))).hasValueSatisfying(why -> assertThat(why).contains("not fetched yet"));
+    assertThat(store.refreshedOnNextGet("ns", name(1))).as("the next get fetches").isTrue();
+    assertThat(value(name(1))).isEqualTo("1");
+    assertThat(store.refreshedOnNextGet("ns", name(1))).as("fresh").isFalse();
+
+    clock.advance(TTL);
+    assertThat(store.refreshedOnNextGet("ns", name(1))).as("expired: the next get fetches").isTrue();
+    api.server().failNext(Verb.GET, "configmaps", 1, 500);
+    assertThat(value(name(1))).as("the copy held, stale").isEqualTo("1");
+    assertThat(store.staleness("ns", name(1)))
+        .hasValueSatisfying(why -> assertThat(why).contains("its last fetch failed"));
+    assertThat(store.refreshedOnNextGet("ns", name(1))).as("a failure").isFalse();
+    assertThat(value(name(1))).isEqualTo("1");
+    assertThat(store.staleness("ns", name(1))).isEmpty();
+
+    clock.advance(TTL);
+    strategy.close();
+    assertThat(store.staleness("ns", name(1))).hasValueSatisfying(why -> assertThat(why).contains("store is closed"));
+    assertThat(store.refreshedOnNextGet("ns", name(1))).as("no get fetches any more").isFalse();
+    assertThatThrownBy(() -> store.get("ns", name(1))).hasMessageContaining("the store is closed");
+  }
+
+  @Test
   void aWatchedObjectsUpdateComesThroughItsWatch() {
     start(5);
     referenceObjects(20);

@@ -310,8 +310,11 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private ObjectReceipt receipt(ActiveStore<T> current, String namespace, String name) {
     Optional<String> stale = current.store.staleness(namespace, name);
     Optional<ObjectState> state = current.store.state(namespace, name);
+    boolean refreshed = false;
     if (stale.isEmpty() && state.orElse(null) == ObjectState.STOPPED) {
       stale = Optional.of("its store is stopped");
+    } else if (stale.isPresent()) {
+      refreshed = current.store.refreshedOnNextGet(namespace, name);
     }
     Optional<T> diskCopy = state.orElse(null) == ObjectState.FROM_DISK
         ? current.store.diskCopy(namespace, name) : Optional.empty();
@@ -322,12 +325,12 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
           + stale.map(reason -> ": " + reason).orElse("");
       return new ObjectReceipt(type.plural(), namespace, name, Optional.ofNullable(metadata.getUid()),
           Optional.ofNullable(metadata.getResourceVersion()), WatchFeed.lastChanged(metadata), Optional.empty(),
-          current.strategy, Optional.of(why), state);
+          current.strategy, Optional.of(why), state, false); // unconfirmed: not ready until the API server answers
     }
     Optional<WatchFeed.Observed> observed = feed.observed(namespace, name);
     return new ObjectReceipt(type.plural(), namespace, name, observed.map(WatchFeed.Observed::uid),
         observed.map(WatchFeed.Observed::resourceVersion), observed.flatMap(WatchFeed.Observed::lastChanged),
-        observed.map(WatchFeed.Observed::seen), current.strategy, stale, state);
+        observed.map(WatchFeed.Observed::seen), current.strategy, stale, state, refreshed);
   }
 
   @Override

@@ -321,10 +321,25 @@ public final class TtlObjectStore<T extends HasMetadata> implements ObjectStore<
       return Optional.of("its last fetch failed: " + ApiServerErrors.reason(error));
     }
     Instant updated = entry.lastUpdate;
-    if (updated != null && !clock.instant().isBefore(updated.plus(ttl.get()))) {
+    if (expired(updated)) {
       return Optional.of("its TTL expired (fetched " + updated + "); the next get fetches it again");
     }
     return Optional.empty();
+  }
+
+  private boolean expired(Instant updated) {
+    return updated != null && !clock.instant().isBefore(updated.plus(ttl.get()));
+  }
+
+  /**
+   * True while the copy is stale only for its age: its last fetch succeeded and the next get fetches again. A failed
+   * fetch (whose copy the next get may serve again) and a copy from disk are not.
+   */
+  @Override
+  public boolean refreshedOnNextGet(String namespace, String name) {
+    return entry(namespace, name)
+        .filter(entry -> entry.fromDisk == null && entry.lastError == null && expired(entry.lastUpdate))
+        .isPresent();
   }
 
   /** {@link ObjectState#FROM_DISK} while the copy a previous run stored is served; otherwise the store does not tell. */

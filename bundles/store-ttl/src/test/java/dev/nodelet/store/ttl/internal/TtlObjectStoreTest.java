@@ -191,6 +191,40 @@ class TtlObjectStoreTest {
   }
 
   @Test
+  void anExpiredCopyIsRefreshedOnTheNextGetAndAFailedFetchIsNot() {
+    putReferenced("a", "1");
+    assertThat(store.staleness("ns", "a")).as("never fetched: nothing old to serve").isEmpty();
+    assertThat(store.refreshedOnNextGet("ns", "a")).isFalse();
+    value("a");
+    assertThat(store.refreshedOnNextGet("ns", "a")).as("fresh").isFalse();
+
+    clock.advance(TTL);
+    assertThat(store.staleness("ns", "a")).hasValueSatisfying(why -> assertThat(why).startsWith("its TTL expired"));
+    assertThat(store.refreshedOnNextGet("ns", "a")).as("the next get fetches").isTrue();
+
+    server.failNext(Verb.GET, "configmaps", 1, 500);
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(store.staleness("ns", "a"))
+        .hasValueSatisfying(why -> assertThat(why).startsWith("its last fetch failed"));
+    assertThat(store.refreshedOnNextGet("ns", "a")).as("a failure, whose old copy is served").isFalse();
+
+    assertThat(value("a")).isEqualTo("1");
+    assertThat(store.staleness("ns", "a")).isEmpty();
+    assertThat(store.refreshedOnNextGet("ns", "a")).isFalse();
+    assertThat(store.refreshedOnNextGet("ns", "unregistered")).isFalse();
+  }
+
+  @Test
+  void withATtlOfZeroEveryCopyIsRefreshedOnTheNextGet() {
+    store = new TtlObjectStore<>(client, ResourceType.CONFIG_MAPS, clock, () -> Duration.ZERO, listener,
+        new TtlMetrics());
+    putReferenced("a", "1");
+    value("a");
+    assertThat(store.staleness("ns", "a")).hasValueSatisfying(why -> assertThat(why).startsWith("its TTL expired"));
+    assertThat(store.refreshedOnNextGet("ns", "a")).isTrue();
+  }
+
+  @Test
   void aTransientErrorWithNothingCachedIsReturnedAndNotCached() {
     putReferenced("a", "1");
     server.failNext(Verb.GET, "configmaps", 1, 503);

@@ -850,38 +850,34 @@ public final class WatchObjectStore<T extends HasMetadata> implements ObjectStor
 
   @Override
   public Optional<String> staleness(String namespace, String name) {
-    Map<String, WatchItem<T>> names = items.get(namespace);
-    WatchItem<T> item = names == null ? null : names.get(name);
+    WatchItem<T> item = item(namespace, name);
     if (item == null) {
       return Optional.empty();
     }
     WatchItem.Polled polled = item.polled;
-    return polled != null ? polledStaleness(polled) : item.staleness(stopped);
+    return polled != null ? polledStaleness(item, polled).reason() : item.staleness(stopped);
   }
 
-  /**
-   * Why a polled copy may be out of date, as the TTL store tells it: its fetch failed, or it is older than the
-   * time-to-live (a fresh copy is as fresh as the TTL strategy's; {@link ObjectState#POLLED} says it is polled).
-   */
-  private Optional<String> polledStaleness(WatchItem.Polled polled) {
-    String why = "polled, not watched (the watch budget of " + settings.budget().max() + " is spent): ";
-    Throwable error = polled.lastError;
-    if (error != null) {
-      return Optional.of(why + "its last fetch failed: " + ApiServerErrors.reason(error));
+  /** An idle item (the next get watches it again) or a polled one whose copy aged (the next get fetches it). */
+  @Override
+  public boolean refreshedOnNextGet(String namespace, String name) {
+    WatchItem<T> item = item(namespace, name);
+    if (item == null) {
+      return false;
     }
-    Duration ttl = settings.polledTtl().get();
-    long fetched;
-    synchronized (polled) {
-      fetched = polled.fetched;
-    }
-    if (fetched < 0) {
-      return Optional.of(why + "not fetched yet; the next get fetches it");
-    }
-    if (clock.millis() - fetched >= ttl.toMillis()) {
-      return Optional.of(why + "its TTL of " + ttl.toSeconds() + " s expired (fetched " + Instant.ofEpochMilli(fetched)
-          + "); the next get fetches it again");
-    }
-    return Optional.empty();
+    WatchItem.Polled polled = item.polled;
+    return polled != null ? polledStaleness(item, polled).refreshedOnNextGet()
+        : item.state(stopped) == ObjectState.IDLE;
+  }
+
+  private PolledStaleness polledStaleness(WatchItem<T> item, WatchItem.Polled polled) {
+    WatchItem.Snapshot<T> snapshot = item.snapshot;
+    return PolledStaleness.of(polled, snapshot != null && snapshot.fromDisk(), settings, clock.millis(), stopped);
+  }
+
+  private WatchItem<T> item(String namespace, String name) {
+    Map<String, WatchItem<T>> names = items.get(namespace);
+    return names == null ? null : names.get(name);
   }
 
   @Override
