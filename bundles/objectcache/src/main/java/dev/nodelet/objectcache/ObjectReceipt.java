@@ -22,9 +22,9 @@ import java.util.Optional;
  * @param state what the store does about it; {@link ObjectState#FROM_DISK} when the copy served is the one a previous
  *     run stored on disk (then {@code uid} and {@code resourceVersion} are that copy's, {@code seen} is empty and
  *     {@code staleReason} says why the API server has not replaced it); empty if the store does not tell
- * @param refreshedOnNextGet (since 3.3) whether the copy is stale only because nothing refreshes it between gets: the next get
- *     asks the API server before it answers (see {@link ObjectStore#refreshedOnNextGet}), so nothing out of date is
- *     served unless that request fails. Always false when {@code staleReason} is empty
+ * @param refreshedOnNextGet (since 3.3) whether the copy is stale only because nothing refreshes it between gets:
+ *     the next get asks the API server before it answers (see {@link ObjectStore#refreshedOnNextGet}), so nothing out
+ *     of date is served unless that request fails. Always false when {@code staleReason} is empty
  * @since 3.0
  */
 public record ObjectReceipt(String resource, String namespace, String name, Optional<String> uid,

@@ -80,7 +80,7 @@ public final class CacheSyncHealthCheck implements HealthCheck {
       if (stale.isEmpty()) {
         log.info("{}: {} objects of {} pods fresh{}{} ({} strategy)", resource, objects.size(), receipts.size(),
             idle == 0 ? "" : ", " + idle + " of them idle (watched again on their next get)",
-            due == 0 ? "" : ", " + due + " of them due for a fetch (fetched again on their next get)",
+            due == 0 ? "" : ", " + due + " of them due for a fetch (fetched on their next get)",
             manager.strategy());
       } else {
         log.temporarilyUnavailable("{}: {} of {} objects stale: {}{}", resource, stale.size(), objects.size(),
