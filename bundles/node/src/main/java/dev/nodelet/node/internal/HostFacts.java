@@ -25,9 +25,12 @@ import java.util.Optional;
  * @param kernelVersion the kernel's version
  * @param runtimeVersion the OSGi framework, {@code osgi://<symbolic name>/<version>}
  * @param nodeletVersion Nodelet's version, e.g. {@code 0.1.0-SNAPSHOT}
+ * @param machineId {@code /etc/machine-id}; empty where there is none
+ * @param bootId {@code /proc/sys/kernel/random/boot_id}, which a reboot changes; empty where there is none
  */
 record HostFacts(int cpus, long memoryBytes, long ephemeralStorageBytes, String internalIp, String operatingSystem,
-    String architecture, String osImage, String kernelVersion, String runtimeVersion, String nodeletVersion) {
+    String architecture, String osImage, String kernelVersion, String runtimeVersion, String nodeletVersion,
+    String machineId, String bootId) {
 
   /**
    * The facts of this machine and JVM.
@@ -44,7 +47,15 @@ record HostFacts(int cpus, long memoryBytes, long ephemeralStorageBytes, String 
         storageBytes(storage), settings.address().isEmpty() ? detectAddress() : settings.address(),
         operatingSystem(osName), architecture(System.getProperty("os.arch", "")),
         osImage(osName, System.getProperty("os.version", "")), System.getProperty("os.version", ""),
-        runtimeVersion, nodeletVersion);
+        runtimeVersion, nodeletVersion, firstLine("/etc/machine-id"), firstLine("/proc/sys/kernel/random/boot_id"));
+  }
+
+  private static String firstLine(String file) {
+    try {
+      return Files.readAllLines(Path.of(file)).stream().findFirst().orElse("").strip();
+    } catch (IOException | RuntimeException e) {
+      return ""; // not Linux, or not readable: not reported
+    }
   }
 
   /** The GOOS name of {@code os.name}. */

@@ -58,9 +58,10 @@ final class NodeAgent implements AutoCloseable {
     this.registration = new NodeRegistration(builder.client, builder.identity, builder.settings,
         builder.facts.get(), () -> NodeObjects.initial(builder.identity, builder.settings, builder.facts.get(),
             reporter.desired(null)));
+    // the watched UID first: a Node deleted and created again by someone else has a new one
     Supplier<Optional<String>> knownUid = builder.nodeUid;
     this.lease = new NodeLease(builder.client, nodeName, builder.clock,
-        () -> Optional.ofNullable(nodeUid).or(knownUid));
+        () -> knownUid.get().or(() -> Optional.ofNullable(nodeUid)));
   }
 
   static Builder builder(KubernetesClient client, NodeObjects.Identity identity, NodeSettings settings,

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.felix.hc.api.HealthCheck;
+import org.apache.felix.hc.api.Result;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
@@ -110,21 +111,25 @@ public final class NodeComponent {
     return new Started(agent, timer);
   }
 
-  private org.apache.felix.hc.api.Result health() {
-    Optional<String> problem = running.ask(started -> started.agent().problem(), Optional.of("node mode is off"));
-    if (running.get().isEmpty()) {
-      return new org.apache.felix.hc.api.Result(org.apache.felix.hc.api.Result.Status.OK,
-          "node mode is off (" + PID + " enabled=false): no Node or Lease is written");
+  private Result health() {
+    Optional<Started> started = running.get();
+    if (started.isEmpty()) {
+      return new Result(Result.Status.OK, "node mode is off (" + PID + " enabled=false): no Node or Lease is written");
     }
-    return problem.map(why -> new org.apache.felix.hc.api.Result(
-            org.apache.felix.hc.api.Result.Status.TEMPORARILY_UNAVAILABLE, why))
-        .orElseGet(() -> new org.apache.felix.hc.api.Result(org.apache.felix.hc.api.Result.Status.OK,
-            "node " + identity.nodeName() + " registered, its Lease renewed"));
+    return started.get().agent().problem()
+        .map(why -> new Result(Result.Status.TEMPORARILY_UNAVAILABLE, why))
+        .orElseGet(() -> new Result(Result.Status.OK, "node " + identity.nodeName()
+            + " registered, its Lease renewed"));
   }
 
   /** @return whether an agent runs (node mode on), for tests */
   boolean running() {
     return running.get().isPresent();
+  }
+
+  /** @return the agent running, null with node mode off; for tests */
+  NodeAgent agent() {
+    return running.ask(Started::agent, null);
   }
 
   @Deactivate

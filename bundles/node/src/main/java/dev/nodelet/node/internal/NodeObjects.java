@@ -96,6 +96,7 @@ final class NodeObjects {
         .withOperatingSystem(facts.operatingSystem()).withArchitecture(facts.architecture())
         .withOsImage(facts.osImage()).withKernelVersion(facts.kernelVersion())
         .withContainerRuntimeVersion(facts.runtimeVersion())
+        .withMachineID(blankToNull(facts.machineId())).withBootID(blankToNull(facts.bootId()))
         .build();
     return new NodeStatusBuilder().withCapacity(capacity).withAllocatable(allocatable).withConditions(conditions)
         .withAddresses(new NodeAddress(facts.internalIp(), "InternalIP"),
@@ -159,7 +160,13 @@ final class NodeObjects {
         && Objects.equals(have.getArchitecture(), want.getArchitecture())
         && Objects.equals(have.getOsImage(), want.getOsImage())
         && Objects.equals(have.getKernelVersion(), want.getKernelVersion())
-        && Objects.equals(have.getContainerRuntimeVersion(), want.getContainerRuntimeVersion());
+        && Objects.equals(have.getContainerRuntimeVersion(), want.getContainerRuntimeVersion())
+        && Objects.equals(have.getMachineID(), want.getMachineID())
+        && Objects.equals(have.getBootID(), want.getBootID());
+  }
+
+  private static String blankToNull(String value) {
+    return value == null || value.isBlank() ? null : value;
   }
 
   /** A condition; its transition time stays as on the server while its status does not flip. */

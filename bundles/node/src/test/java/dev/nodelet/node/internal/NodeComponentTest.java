@@ -143,6 +143,23 @@ class NodeComponentTest {
   }
 
   @Test
+  void theDefaultsAreThoseOfTheConfigurationAndAnUnchangedOneChangesNothing() {
+    assertThat(NodeSettings.from(config(Map.of("enabled", true)))).isEqualTo(NodeSettings.defaults());
+    component(Map.of("enabled", true));
+    await().atMost(WAIT).until(() -> lease().getStatus() == Result.Status.OK);
+    NodeAgent agent = component.agent();
+    int registrations = registry.history.size();
+    component.modified(config(Map.of("enabled", true, "taints", new String[] {"nodelet.dev/bundles=true:NoSchedule"})));
+    assertThat(component.agent()).as("the same agent goes on").isSameAs(agent);
+    assertThat(registry.history).hasSize(registrations);
+    component.modified(config(Map.of("enabled", true, "max.pods", 50)));
+    assertThat(component.agent()).as("a valid change replaces the agent").isNotSameAs(agent);
+    await().atMost(WAIT).until(() -> client.nodes().withName(NODE).get().getStatus().getCapacity().get("pods")
+        .toString().equals("50"));
+    assertThat(nodeThreads()).as("the old agent's threads are gone").isEqualTo(2);
+  }
+
+  @Test
   void theVersionIsWrittenAsMavenWritesIt() {
     assertThat(NodeComponent.version(new Version("0.1.0.SNAPSHOT"))).isEqualTo("0.1.0-SNAPSHOT");
     assertThat(NodeComponent.version(new Version("1.2.3"))).isEqualTo("1.2.3");

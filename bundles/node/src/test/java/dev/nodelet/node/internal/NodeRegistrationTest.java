@@ -88,7 +88,8 @@ class NodeRegistrationTest {
     assertThat(info.getKubeletVersion()).isEqualTo("v1.34.0-nodelet.0.1.0-SNAPSHOT");
     assertThat(info.getContainerRuntimeVersion()).isEqualTo("osgi://org.apache.felix.framework/7.0.5");
     assertThat(List.of(info.getOperatingSystem(), info.getArchitecture(), info.getOsImage(),
-        info.getKernelVersion())).containsExactly("linux", "amd64", "Debian GNU/Linux 12 (bookworm)", "6.1.0-test");
+        info.getKernelVersion(), info.getMachineID(), info.getBootID())).containsExactly("linux", "amd64",
+        "Debian GNU/Linux 12 (bookworm)", "6.1.0-test", "4c4c45440038", "boot-1");
     assertThat(agent.registered()).isTrue();
   }
 
