@@ -41,6 +41,7 @@ final class NodeAgent implements AutoCloseable {
   private final Map<String, Timer.Cancellable> pending = new HashMap<>(); // guarded by this
   private boolean closed; // guarded by this
   private volatile String nodeUid; // from the registration
+  private volatile Node registered; // as the registration left it
   private volatile Instant renewed; // the last renewal of the Lease
   private volatile String problem = "not registered yet";
   // failures in a row, so that a long outage is logged once, not on every retry
@@ -92,6 +93,7 @@ final class NodeAgent implements AutoCloseable {
       schedule("registration", this::register, delay);
       return;
     }
+    registered = node;
     nodeUid = node.getMetadata().getUid();
     registrationBackoff.reset();
     problem = null;
@@ -146,6 +148,12 @@ final class NodeAgent implements AutoCloseable {
     if (!closed) {
       pending.put(loop, timer.schedule(task, delay));
     }
+  }
+
+  /** @return the Node as last read or written; empty until registered */
+  Optional<Node> node() {
+    Node read = status.latest();
+    return Optional.ofNullable(read != null ? read : registered);
   }
 
   /** @return whether the Node was created or adopted */

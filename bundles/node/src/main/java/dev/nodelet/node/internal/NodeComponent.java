@@ -4,12 +4,16 @@ import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
+import dev.nodelet.node.RegisteredNode;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.felix.hc.api.HealthCheck;
 import org.apache.felix.hc.api.Result;
+import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
@@ -29,12 +33,14 @@ import org.osgi.service.metatype.annotations.Designate;
  * the Node and goes on with the Lease), an invalid one is refused with the key named and the last good one stays;
  * with an invalid first one nothing is registered and readiness is held until a valid one comes. Its health check
  * {@code nodelet-node-lease} holds readiness while node mode is on and the Node is not registered or its Lease not
- * renewed.
+ * renewed. While node mode is on it is the {@link RegisteredNode} service.
  */
+// the RegisteredNode service is registered from code, while node mode is on: declared for resolvers
+@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.node.RegisteredNode\"")
 @Component(service = {}, immediate = true, configurationPid = NodeComponent.PID,
     configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = NodeConfiguration.class)
-public final class NodeComponent {
+public final class NodeComponent implements RegisteredNode {
 
   public static final String PID = "dev.nodelet.node";
 
@@ -52,7 +58,9 @@ public final class NodeComponent {
   private final NodeIdentity identity;
   private final Environment environment;
   private final LastGoodConfiguration<NodeConfiguration, NodeSettings> configuration;
+  private final ServicePublisher publisher;
   private final Running<Started> running = new Running<>();
+  private ServicePublisher.Registration registration; // guarded by running; while node mode is on
 
   /** An agent with the threads of its timer. */
   private record Started(NodeAgent agent, ExecutorTimer timer) implements AutoCloseable {
@@ -75,6 +83,7 @@ public final class NodeComponent {
   /** For tests: where the health check goes, and what the node reports about where it runs. */
   NodeComponent(ServicePublisher publisher, KubernetesClient client, NodeIdentity identity, Environment environment,
       NodeConfiguration config) {
+    this.publisher = publisher;
     this.client = client;
     this.identity = identity;
     this.environment = environment;
@@ -94,6 +103,12 @@ public final class NodeComponent {
         running.stop();
         if (next.enabled()) {
           running.replace(start(next));
+          if (registration == null) {
+            registration = publisher.register(List.of(RegisteredNode.class.getName()), this,
+                Map.of(RegisteredNode.NODE_NAME_PROPERTY, identity.nodeName()));
+          }
+        } else {
+          withdraw();
         }
       });
     }
@@ -132,8 +147,28 @@ public final class NodeComponent {
     return running.ask(Started::agent, null);
   }
 
+  private void withdraw() {
+    if (registration != null) {
+      registration.unregister();
+      registration = null;
+    }
+  }
+
+  @Override
+  public String nodeName() {
+    return identity.nodeName();
+  }
+
+  @Override
+  public Optional<Node> node() {
+    return running.ask(started -> started.agent().node(), Optional.empty());
+  }
+
   @Deactivate
   void deactivate() {
+    synchronized (running) {
+      withdraw();
+    }
     configuration.close();
   }
 

@@ -30,6 +30,7 @@ final class NodeStatusReporter {
   private final Supplier<Optional<String>> notReady;
   private final Clock clock;
   private Instant lastReport; // touched by one task at a time
+  private volatile Node latest; // the Node as last read or written
 
   /**
    * @param facts the machine's facts, asked on every call (the processors and the heap may change)
@@ -45,6 +46,11 @@ final class NodeStatusReporter {
     this.clock = clock;
   }
 
+  /** @return the Node as last read or written; null before the first read, or once it was found gone */
+  Node latest() {
+    return latest;
+  }
+
   /** The status to report now over {@code current} (null for a Node not created yet). */
   NodeStatus desired(NodeStatus current) {
     return NodeObjects.status(identity, settings, facts.get(), notReady.get(), current, clock.instant());
@@ -58,6 +64,7 @@ final class NodeStatusReporter {
    */
   boolean update() {
     Node node = client.nodes().withName(identity.nodeName()).get();
+    latest = node;
     if (node == null) {
       throw new KubernetesClientException("node " + identity.nodeName() + " not found (deleted since it was "
           + "registered; it registers again when Nodelet restarts, as a kubelet does)");
@@ -68,7 +75,7 @@ final class NodeStatusReporter {
     if (!due && !NodeObjects.changed(node.getStatus(), status)) {
       return false;
     }
-    client.nodes().withName(identity.nodeName()).subresource("status").patch(
+    latest = client.nodes().withName(identity.nodeName()).subresource("status").patch(
         PatchContext.of(PatchType.STRATEGIC_MERGE),
         client.getKubernetesSerialization().asJson(Map.of("status", status)));
     lastReport = now;

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
+import dev.nodelet.node.RegisteredNode;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
@@ -69,6 +70,7 @@ class NodeComponentTest {
     assertThat(lease().toString()).contains("node mode is off");
     assertThat(nodeThreads()).isZero();
     assertThat(server.writes()).isEmpty();
+    assertThat(registry.registered.keySet()).noneMatch(RegisteredNode.class::isInstance);
   }
 
   @Test
@@ -88,6 +90,11 @@ class NodeComponentTest {
         .isEqualTo("osgi://org.apache.felix.framework/7.0.5");
     assertThat(client.leases().inNamespace("kube-node-lease").withName(NODE).get()).isNotNull();
     assertThat(nodeThreads()).isEqualTo(2);
+    RegisteredNode registered = (RegisteredNode) registry.registered.keySet().stream()
+        .filter(RegisteredNode.class::isInstance).findFirst().orElseThrow();
+    assertThat(registry.registered.get(registered)).containsEntry("nodelet.node.name", NODE);
+    assertThat(registered.node()).get().extracting(n -> n.getStatus().getCapacity().get("pods").toString())
+        .isEqualTo("20");
 
     component.deactivate();
     component = null;
@@ -110,8 +117,10 @@ class NodeComponentTest {
     component.modified(config(Map.of("enabled", true, "max.pods", 0)));
     assertThat(component.running()).as("the last good configuration stays").isTrue();
 
+    assertThat(registry.registered.keySet()).anyMatch(RegisteredNode.class::isInstance);
     component.modified(config(Map.of("enabled", false)));
     assertThat(component.running()).isFalse();
+    assertThat(registry.registered.keySet()).as("RegisteredNode withdrawn").noneMatch(RegisteredNode.class::isInstance);
     assertThat(nodeThreads()).isZero();
   }
 
