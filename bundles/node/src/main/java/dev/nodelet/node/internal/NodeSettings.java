@@ -142,6 +142,9 @@ record NodeSettings(boolean enabled, Map<String, String> labels, List<Taint> tai
 
   @Override
   public String toString() {
+    if (!enabled) {
+      return "enabled=false (node mode off: no Node or Lease is written)";
+    }
     return "enabled=" + enabled + ", labels=" + labels + ", taints=" + taints.stream().map(NodeSettings::format)
         .toList() + ", max.pods=" + maxPods + ", kubelet.port=" + kubeletPort
         + (address.isEmpty() ? "" : ", address=" + address) + (hostname.isEmpty() ? "" : ", hostname=" + hostname)
