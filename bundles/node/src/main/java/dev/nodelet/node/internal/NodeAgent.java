@@ -15,8 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node as a kubelet keeps it, in plain Java: registration with back-off ({@value #REGISTRATION_INITIAL_MS} ms
- * doubling to 7 s), then the status every {@link #STATUS_INTERVAL}; and from the start the Lease, renewed every
- * {@link #LEASE_INTERVAL} (a quarter of its duration), retried after a failure after 200 ms doubling to 7 s. Time
+ * doubling to 7 s), then the status every {@link #STATUS_INTERVAL} and the Lease, renewed every
+ * {@link #LEASE_INTERVAL} (a quarter of its duration), retried after a failure after 200 ms doubling to 7 s. The
+ * kubelet starts its Lease without waiting for the Node; here it waits (<b>Nodelet</b>), so that a Node this agent
+ * refused to adopt never has its Lease renewed by it. Time
  * comes from a {@link Clock} and a {@link Timer}, so tests drive it. {@link #close()} stops every loop.
  */
 final class NodeAgent implements AutoCloseable {
@@ -70,10 +72,9 @@ final class NodeAgent implements AutoCloseable {
     return new Builder(client, identity, settings, facts);
   }
 
-  /** Starts registering and renewing the Lease. */
+  /** Starts registering; the Lease and the status follow. */
   void start() {
     schedule("registration", this::register, Duration.ZERO);
-    schedule("lease", this::renewLease, Duration.ZERO);
   }
 
   private void register() {
@@ -97,6 +98,7 @@ final class NodeAgent implements AutoCloseable {
     nodeUid = node.getMetadata().getUid();
     registrationBackoff.reset();
     problem = null;
+    schedule("lease", this::renewLease, Duration.ZERO);
     schedule("status", this::updateStatus, Duration.ZERO);
   }
 

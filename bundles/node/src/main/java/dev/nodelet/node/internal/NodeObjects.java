@@ -32,6 +32,8 @@ final class NodeObjects {
   static final String READY = "Ready";
   /** The Kubernetes API level whose kubelet rules Nodelet follows; the version tools parse from kubeletVersion. */
   static final String KUBERNETES_LEVEL = "v1.34.0";
+  /** What tells a Nodelet's kubeletVersion from a kubelet's. */
+  static final String NODELET_MARK = "-nodelet.";
 
   private NodeObjects() {
   }
@@ -92,7 +94,7 @@ final class NodeObjects {
         .orElseGet(() -> condition(current, READY, "True", "KubeletReady", "kubelet is posting ready status",
             heartbeat)));
     NodeSystemInfo info = new NodeSystemInfoBuilder()
-        .withKubeletVersion(KUBERNETES_LEVEL + "-nodelet." + facts.nodeletVersion())
+        .withKubeletVersion(KUBERNETES_LEVEL + NODELET_MARK + facts.nodeletVersion())
         .withOperatingSystem(facts.operatingSystem()).withArchitecture(facts.architecture())
         .withOsImage(facts.osImage()).withKernelVersion(facts.kernelVersion())
         .withContainerRuntimeVersion(facts.runtimeVersion())

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * Registration, as the kubelet's {@code registerWithAPIServer}: create the Node; on {@code AlreadyExists} read it
  * and reconcile what the node owns (its default labels; capacity and the rest of the status follow with the status
  * loop), leaving the configured labels and the registration taints as they are, since those are set at creation
- * only. One attempt per call; the caller retries with back-off.
+ * only. A Node that a kubelet reports on is not adopted (<b>Nodelet</b>: the two would overwrite each other). One
+ * attempt per call; the caller retries with back-off.
  */
 final class NodeRegistration {
 
@@ -62,6 +63,14 @@ final class NodeRegistration {
     if (existing == null) {
       // deleted between the create and the get: the next attempt creates it
       throw new KubernetesClientException("node " + identity.nodeName() + " existed, then was gone");
+    }
+    String kubelet = existing.getStatus() == null || existing.getStatus().getNodeInfo() == null ? null
+        : existing.getStatus().getNodeInfo().getKubeletVersion();
+    if (kubelet != null && !kubelet.isEmpty() && !kubelet.contains(NodeObjects.NODELET_MARK)) {
+      // two agents writing one Node's status and Lease would flip it between them
+      throw new IllegalStateException("node " + identity.nodeName() + " is kept by a kubelet (kubeletVersion "
+          + kubelet + "): node mode does not take over a kubelet's node; give this Nodelet a node name of its own "
+          + "(node.name of dev.nodelet.kube)");
     }
     Map<String, String> labels = existing.getMetadata().getLabels() == null ? Map.of()
         : existing.getMetadata().getLabels();

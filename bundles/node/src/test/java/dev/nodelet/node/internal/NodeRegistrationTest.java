@@ -130,6 +130,27 @@ class NodeRegistrationTest {
   }
 
   @Test
+  void neverTakesOverANodeThatAKubeletKeeps() {
+    client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata()
+        .withNewStatus().withNewNodeInfo().withKubeletVersion("v1.34.1").endNodeInfo().endStatus().build()).create();
+    server.clearWrites();
+
+    agent(NodeSettings.defaults());
+    time.runDue();
+    time.advance(Duration.ofSeconds(30));
+
+    assertThat(agent.registered()).isFalse();
+    assertThat(agent.problem()).get().asString().isEqualTo("node node-a not registered: node node-a is kept by a "
+        + "kubelet (kubeletVersion v1.34.1): node mode does not take over a kubelet's node; give this Nodelet a node "
+        + "name of its own (node.name of dev.nodelet.kube)");
+    assertThat(server.writes()).as("no Node written, no Lease touched").allSatisfy(w -> {
+      assertThat(w.resource()).isEqualTo("nodes");
+      assertThat(w.verb()).isEqualTo(Verb.CREATE);
+    });
+    assertThat(client.leases().inNamespace("kube-node-lease").withName(NODE).get()).isNull();
+  }
+
+  @Test
   void retriesWithBackOffFrom100MillisecondsDoublingTo7Seconds() {
     server.failNext(Verb.CREATE, "nodes", 9, 500);
     agent(NodeSettings.defaults());
