@@ -298,8 +298,8 @@ public final class Main {
         "                      0 takes a free port)",
         "  --metrics-address A the address of the metrics endpoint (default: 127.0.0.1, this node only;",
         "                      0.0.0.0 for every interface)",
-        "  --node-mode         register this node as a Kubernetes Node with its Lease and status (always on with",
-        "                      the embedded API server; RBAC: docs/deploy/rbac-node.yaml)",
+        "  --node-mode         be a Kubernetes node of its own, on a machine without a kubelet: register the Node,",
+        "                      renew its Lease, report its status (always on with the embedded API server)",
         "  --shell             start the Gogo shell on standard input even when it is not a terminal",
         "  --no-shell          do not start the Gogo shell (the default when standard input is not a terminal)",
         "  --help              this text");
