@@ -139,6 +139,8 @@ public final class Main {
       // the checkpoint of prepared DRA claims survives a restart with the same work directory
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
+      // node mode: this Nodelet registers its Node and renews its Lease (always on the demo cluster)
+      configuration.put("dev.nodelet.node", Map.of("enabled", options.nodeMode() || server != null));
 
       framework = new NodeletFramework(options.bundlesDir(), options.etcDir(), options.deployDir(),
           options.workDir().resolve("felix"), options.shell(), configuration.keySet());
@@ -266,7 +268,7 @@ public final class Main {
   record Options(Path kubeconfig, boolean inCluster, String context, String nodeName, Path etcDir, Path workDir,
       boolean temporaryWorkDir, Path bundlesDir, int apiPort, boolean shell, int readyTimeoutSeconds,
       boolean help, Path deployDir, Path runDir, String exec, Optional<Metrics> metrics, int healthPort,
-      String healthAddress, boolean jsonLogs) {
+      String healthAddress, boolean jsonLogs, boolean nodeMode) {
 
     /** A node's name is a DNS subdomain (RFC 1123), as the API server requires. */
     private static final Pattern NODE_NAME =
@@ -296,6 +298,8 @@ public final class Main {
         "                      0 takes a free port)",
         "  --metrics-address A the address of the metrics endpoint (default: 127.0.0.1, this node only;",
         "                      0.0.0.0 for every interface)",
+        "  --node-mode         be a Kubernetes node of its own, on a machine without a kubelet: register the Node,",
+        "                      renew its Lease, report its status (always on with the embedded API server)",
         "  --shell             start the Gogo shell on standard input even when it is not a terminal",
         "  --no-shell          do not start the Gogo shell (the default when standard input is not a terminal)",
         "  --help              this text");
@@ -318,6 +322,7 @@ public final class Main {
       boolean jsonLogs = false;
       int metricsPort = -1;
       String metricsAddress = null;
+      boolean nodeMode = false;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -330,6 +335,7 @@ public final class Main {
           case "--api-port" -> port = port(value(args, ++i, arg), arg);
           case "--metrics-port" -> metricsPort = port(value(args, ++i, arg), arg);
           case "--metrics-address" -> metricsAddress = address(value(args, ++i, arg), arg);
+          case "--node-mode" -> nodeMode = true;
           case "--no-shell" -> shell = false;
           case "--shell" -> shell = true;
           case "--deploy" -> deploy = Path.of(value(args, ++i, arg));
@@ -372,7 +378,7 @@ public final class Main {
       run = run != null ? run : base.resolve("run");
       if (exec != null) {
         return new Options(kubeconfig, inCluster, context, node, etc, work, false, null, port, false, 0, help,
-            deploy, run, exec, metrics, healthPort, healthAddress, jsonLogs);
+            deploy, run, exec, metrics, healthPort, healthAddress, jsonLogs, nodeMode);
       }
       boolean temporary = work == null;
       try {
@@ -391,7 +397,7 @@ public final class Main {
         throw new IllegalArgumentException("cannot create a work folder: " + e.getMessage());
       }
       return new Options(kubeconfig, inCluster, context, node, etc, work, temporary, NodeletFramework.bundlesDir(),
-          port, shell, 60, help, deploy, run, null, metrics, healthPort, healthAddress, jsonLogs);
+          port, shell, 60, help, deploy, run, null, metrics, healthPort, healthAddress, jsonLogs, nodeMode);
     }
 
     private static String value(String[] args, int i, String option) {

@@ -98,4 +98,10 @@ class OptionsTest {
     assertThat(options.exec()).isEqualTo("nodelet:objects");
     assertThat(options.runDir()).isEqualTo(dir.resolve("run").toAbsolutePath());
   }
+
+  @Test
+  void nodeModeIsOffUnlessAsked() {
+    assertThat(parse(Map.of()).nodeMode()).isFalse();
+    assertThat(parse(Map.of(), "--node-mode").nodeMode()).isTrue();
+  }
 }
