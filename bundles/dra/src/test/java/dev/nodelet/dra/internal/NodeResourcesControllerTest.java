@@ -212,9 +212,10 @@ class NodeResourcesControllerTest {
   @Test
   void leftoverSlicesAreDeleted() {
     NodeResourcesController controller = started();
-    // a slice of this node and driver that the controller did not write, and one of another node
+    // a slice of this node and driver that the controller wrote before (its label), and one of another node
     admin.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
-        .withNewMetadata().withName(NODE + "-" + GPU + "-stray").endMetadata()
+        .withNewMetadata().withName(NODE + "-" + GPU + "-stray").addToLabels(NodeSlices.MANAGED_BY, NodeSlices.NODELET)
+        .endMetadata()
         .withNewSpec().withDriver(GPU).withNodeName(NODE).withNewPool().withName("gone").withGeneration(7L)
         .withResourceSliceCount(1L).endPool().endSpec().build()).create();
     admin.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
