@@ -131,8 +131,9 @@ public final class KubeletDriver {
       try {
         driver.publishSlice();
       } catch (KubernetesClientException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause(); // fabric8's own message says little
         System.err.println("kubelet-driver: cannot publish the ResourceSlice to " + config.getMasterUrl() + ": "
-            + e.getMessage() + " (check the URL, https:// for a TLS server, and the credentials of --kubeconfig)");
+            + cause + " (check the URL, https:// for a TLS server, and the credentials of --kubeconfig)");
         System.exit(1);
       }
       driver.run();
