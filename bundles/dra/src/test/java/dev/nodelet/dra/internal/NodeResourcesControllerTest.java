@@ -223,6 +223,8 @@ class NodeResourcesControllerTest {
         .withNewSpec().withDriver(GPU).withNodeName("node-b").withNewPool().withName("node-b").withGeneration(1L)
         .withResourceSliceCount(1L).endPool().endSpec().build()).create();
     server.clearWrites();
+    // the controller must have seen the stray slice, or it creates both pools' slices and deletes the stray later
+    await().until(() -> controller.slices().stream().anyMatch(s -> s.name().equals(NODE + "-" + GPU + "-stray")));
     TestDriver gpu = new TestDriver(GPU);
     controller.addDriver(gpu);
     gpu.publish(List.of(pool("pool-a", 1), pool("pool-b", 1)));
