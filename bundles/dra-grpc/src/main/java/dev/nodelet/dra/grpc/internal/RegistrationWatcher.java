@@ -83,6 +83,7 @@ final class RegistrationWatcher implements AutoCloseable {
   /** The failures of {@link #entries}, for other threads. */
   private final Map<Path, DriverStatus> failures = new ConcurrentHashMap<>();
   private volatile String folderProblem = "";
+  private volatile String crash; // why the thread ended early, or null
 
   /** A watcher that never withdraws a registered driver for being unreachable. */
   RegistrationWatcher(Path folder, Duration pollInterval, Registrar registrar, Publisher publisher) {
@@ -111,7 +112,7 @@ final class RegistrationWatcher implements AutoCloseable {
   /** The sockets that did not register and why, then the folder's problem if it has one; never blocks. */
   List<DriverStatus> failedRegistrations() {
     List<DriverStatus> failed = new ArrayList<>(new TreeMap<>(failures).values());
-    String problem = folderProblem;
+    String problem = crash != null ? crash : folderProblem;
     if (problem != null && !problem.isEmpty()) {
       failed.add(new DriverStatus(folder.toString(), DriverStatus.State.NOT_REGISTERED, Optional.empty(),
           Optional.of(problem), Duration.ZERO, Duration.ZERO));
@@ -144,6 +145,9 @@ final class RegistrationWatcher implements AutoCloseable {
       // close() asked us to stop
     } catch (RuntimeException | Error e) {
       LOG.error("The registration watcher of {} failed; no driver registers until the component restarts", folder, e);
+      crash = "the registration watcher of " + folder + " failed (" + e + "); no driver registers until the"
+          + " component restarts (restart the bundle nodelet-dra-grpc, or change configuration"
+          + " dev.nodelet.dra.grpc)";
     } finally {
       entries.values().forEach(RegistrationWatcher::withdrawQuietly);
       entries.clear();

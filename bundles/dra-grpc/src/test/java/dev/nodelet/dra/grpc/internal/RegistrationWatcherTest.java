@@ -249,6 +249,22 @@ class RegistrationWatcherTest {
         .startsWith("registration folder " + registry + " has mode 0750"));
   }
 
+  @Test
+  void aWatcherThatFailedSaysSoAmongTheFailedRegistrations() throws Exception {
+    RegistrationWatcher watcher = folders.startWatcher(Duration.ofSeconds(2), (driver, socket) -> {
+      throw new IllegalStateException("the service registry is gone");
+    });
+    register("gpu.example.com");
+    await().until(() -> !watcher.failedRegistrations().isEmpty());
+    assertThat(watcher.failedRegistrations()).singleElement().satisfies(failure -> {
+      assertThat(failure.driverName()).isEqualTo(registry.toString());
+      assertThat(failure.lastError()).hasValue("the registration watcher of " + registry + " failed"
+          + " (java.lang.IllegalStateException: the service registry is gone); no driver registers until the"
+          + " component restarts (restart the bundle nodelet-dra-grpc, or change configuration"
+          + " dev.nodelet.dra.grpc)");
+    });
+  }
+
   /** kill -9 of a driver: its sockets stay, nothing answers; past the limit the driver is withdrawn. */
   @Test
   void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
