@@ -18,7 +18,8 @@ public interface DraStatus {
   String nodeName();
 
   /**
-   * @return every driver that is registered or whose slices are in their grace period, ordered by driver name
+   * @return every driver that is registered or whose slices are in their grace period, then (since 2.1) every
+   *     failed registration that a {@link RegistrationFailures} service reports, ordered by driver name
    */
   List<DriverStatus> drivers();
 

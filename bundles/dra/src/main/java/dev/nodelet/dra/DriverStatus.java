@@ -46,7 +46,16 @@ public record DriverStatus(String driverName, State state, Optional<Instant> las
      * The driver service went away, or has not (re)appeared since the controller started: its slices stay for the
      * grace period and are deleted then unless the driver returns.
      */
-    LEAVING
+    LEAVING,
+    /**
+     * A registration of the driver failed (it was refused, its socket's mode is too loose, its socket does not
+     * answer, or it was withdrawn for being unreachable), as a {@link RegistrationFailures} service reports it: the
+     * last error says why and what to do; a non-zero backoff is the delay before the next attempt. The driver name
+     * is the one the driver gave, or, if it gave none, the name of its registration socket.
+     *
+     * @since 2.1
+     */
+    NOT_REGISTERED
   }
 
   /** Rejects {@code null} so that every status has a definite shape. */

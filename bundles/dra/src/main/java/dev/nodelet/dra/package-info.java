@@ -8,7 +8,7 @@
  * its slices for a grace period (configuration PID {@code dev.nodelet.dra}), so a bundle update causes no churn.
  */
 @Export
-@Version("2.0.0")
+@Version("2.1.0")
 package dev.nodelet.dra;
 
 import org.osgi.annotation.bundle.Export;

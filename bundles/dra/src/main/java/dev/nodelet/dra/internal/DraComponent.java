@@ -7,14 +7,18 @@ import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.RegistrationFailures;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 import org.apache.felix.hc.api.HealthCheck;
 import org.osgi.annotation.bundle.Capability;
 import org.osgi.framework.BundleContext;
@@ -57,6 +61,8 @@ public final class DraComponent implements DraStatus, MultiCollector {
       driver -> driver, NodeResourcesController::addDriver, NodeResourcesController::removeDriver);
   /** Shared by the controllers built one after another, so that the counts go on. */
   private final DraMetrics metrics = new DraMetrics(this);
+  /** Where drivers register (the gRPC folder): their failed registrations are listed with the drivers. */
+  private final List<RegistrationFailures> registrations = new CopyOnWriteArrayList<>();
 
   @Activate
   public DraComponent(BundleContext context,
@@ -126,6 +132,17 @@ public final class DraComponent implements DraStatus, MultiCollector {
     drivers.remove(driver);
   }
 
+  @Reference(name = "registrationFailures", service = RegistrationFailures.class,
+      cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void addRegistrationFailures(RegistrationFailures source) {
+    registrations.add(source);
+  }
+
+  void removeRegistrationFailures(RegistrationFailures source) {
+    registrations.remove(source);
+  }
+
   @Override
   public String nodeName() {
     return identity.nodeName();
@@ -135,7 +152,13 @@ public final class DraComponent implements DraStatus, MultiCollector {
 
   @Override
   public List<DriverStatus> drivers() {
-    return controller.ask(NodeResourcesController::driverStatuses, List.of());
+    List<DriverStatus> known = controller.ask(NodeResourcesController::driverStatuses, List.of());
+    if (registrations.isEmpty()) {
+      return known;
+    }
+    // stable: a driver the controller knows comes before a failed registration of the same name
+    return Stream.concat(known.stream(), registrations.stream().flatMap(r -> r.failedRegistrations().stream()))
+        .sorted(Comparator.comparing(DriverStatus::driverName)).toList();
   }
 
   @Override

@@ -41,7 +41,7 @@ public final class DraMetrics {
     this.status = status;
     drivers = GaugeWithCallback.builder().name("nodelet_dra_drivers")
         .help("DRA drivers the node controller knows, by state: self_publishing, monitoring, backing_off, stopped,"
-            + " leaving.").labelNames("state")
+            + " leaving, not_registered (a failed registration).").labelNames("state")
         .callback(callback -> {
           Map<DriverStatus.State, Integer> byState = new EnumMap<>(DriverStatus.State.class);
           for (DriverStatus.State state : DriverStatus.State.values()) {

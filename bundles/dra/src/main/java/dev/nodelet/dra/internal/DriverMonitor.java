@@ -16,6 +16,9 @@ import org.slf4j.LoggerFactory;
  * Follows the snapshot stream of one registration of a driver (the kubelet's {@code monitorPlugin}): retryable
  * errors subscribe again after the {@link Backoff}; a non-retryable error or a clean end stops monitoring until the
  * driver is registered again. Callbacks of an earlier attempt, or after {@link #cancel()}, are ignored.
+ *
+ * <p>A dead driver fails every attempt: the first failure after a snapshot is one WARN line, the ones after it one
+ * DEBUG line each, and the stack trace is logged at DEBUG only.
  */
 final class DriverMonitor {
 
@@ -42,6 +45,7 @@ final class DriverMonitor {
   private Subscription subscription; // guarded by lock
   private Scheduler.Task retry; // guarded by lock
   private Duration retryDelay; // guarded by lock: the delay of the pending retry, null when none is pending
+  private int failuresInARow; // guarded by lock: retryable failures since the last snapshot
 
   DriverMonitor(DraDriver driver, String driverName, Scheduler scheduler, Backoff backoff, Sink sink) {
     this.driver = driver;
@@ -153,10 +157,17 @@ final class DriverMonitor {
 
     @Override
     public void onSnapshot(List<Pool> pools) {
+      int failedBefore;
       synchronized (lock) {
         if (!isCurrent()) {
           return;
         }
+        failedBefore = failuresInARow;
+        failuresInARow = 0;
+      }
+      if (failedBefore > 0) {
+        LOG.info("The snapshot stream of DRA driver {} works again after {} failed attempts", driverName,
+            failedBefore);
       }
       LOG.debug("DRA driver {} reported {} pools", driverName, pools == null ? 0 : pools.size());
       sink.snapshot(DriverMonitor.this, pools);
@@ -173,6 +184,7 @@ final class DriverMonitor {
       sink.failed(DriverMonitor.this, cause, retryable);
       Subscription open;
       Duration delay;
+      int failures;
       synchronized (lock) {
         if (!isCurrent()) {
           return; // cancelled meanwhile
@@ -186,19 +198,32 @@ final class DriverMonitor {
           backoff.next(now);
           retryDelay = delay;
           retry = scheduler.schedule(DriverMonitor.this::subscribe, delay);
+          failures = ++failuresInARow;
         } else {
           stopped = true;
           delay = null;
+          failures = 0;
         }
       }
       closeQuietly(open);
       if (delay != null) {
-        LOG.error("The snapshot stream of DRA driver {} failed, subscribing again in {} ms", driverName,
-            delay.toMillis(), cause);
+        logFailure(cause, failures, delay);
       } else {
         LOG.info("DRA driver {} does not report resources ({}); monitoring stops until it registers again",
             driverName, String.valueOf(cause));
         sink.ended(DriverMonitor.this);
+      }
+    }
+
+    private void logFailure(Throwable cause, int failures, Duration delay) {
+      String why = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+      if (failures == 1) {
+        LOG.warn("The snapshot stream of DRA driver {} failed: {}; subscribing again in {} ms (further failures"
+            + " until it reports again are logged at DEBUG)", driverName, why, delay.toMillis());
+        LOG.debug("The snapshot stream of DRA driver {} failed", driverName, cause);
+      } else {
+        LOG.debug("The snapshot stream of DRA driver {} failed again ({} attempts in a row): {}; subscribing again"
+            + " in {} ms", driverName, failures, why, delay.toMillis(), cause);
       }
     }
 

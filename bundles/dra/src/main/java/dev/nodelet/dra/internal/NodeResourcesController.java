@@ -12,7 +12,6 @@ import dev.nodelet.kube.watch.ReflectorException;
 import dev.nodelet.kube.watch.ReflectorListener;
 import dev.nodelet.kube.watch.Reflectors;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -20,7 +19,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -41,7 +39,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Publishes the resources of the registered {@link DraDriver}s as {@code resource.k8s.io/v1} ResourceSlices of one
  * node: the kubelet's node resources controller ({@code noderesources.go}), on the v1 pool model, with validation
- * of driver data and a grace period before the slices of a departed driver are deleted.
+ * of driver data and a grace period before the slices of a departed driver are deleted. It changes only the slices
+ * it wrote ({@link NodeSlices}).
  *
  * <p>Threads: one worker syncs one driver at a time from a {@link WorkQueue}; the {@link Scheduler} runs timers,
  * monitor retries and the resync; the reflector delivers on the shared reflector threads. {@link #close()} ends all
@@ -100,8 +99,12 @@ public final class NodeResourcesController implements AutoCloseable {
   private record Rejected(String name, String error) {
   }
 
-  /** A driver that went away: its slices stay until the deadline, when the timer enqueues it. */
-  private record Leaving(long deadline, Scheduler.Task timer, Instant lastSnapshot, String lastError) {
+  /**
+   * A driver that went away: its slices stay until the deadline, when the timer enqueues it. Then the slices the
+   * controller wrote are deleted, and for a driver that published its own ({@code wipe}) all of them, as the kubelet
+   * wipes the slices of a plugin that is gone.
+   */
+  private record Leaving(long deadline, Scheduler.Task timer, Instant lastSnapshot, String lastError, boolean wipe) {
   }
 
   private NodeResourcesController(Builder builder) {
@@ -213,7 +216,7 @@ public final class NodeResourcesController implements AutoCloseable {
           // as the kubelet does: the slices of a driver that is gone are wiped after the grace period
           Duration grace = options.gracePeriod();
           leaving.put(own, new Leaving(scheduler.nanoTime() + grace.toNanos(),
-              scheduler.schedule(() -> queue.add(own), grace), null, null));
+              scheduler.schedule(() -> queue.add(own), grace), null, null, true));
           LOG.info("DRA driver {} went away; its own slices are deleted in {} s unless it returns", own,
               grace.toSeconds());
         }
@@ -236,7 +239,7 @@ public final class NodeResourcesController implements AutoCloseable {
         registered.remove(name);
         Duration grace = options.gracePeriod();
         leaving.put(name, new Leaving(scheduler.nanoTime() + grace.toNanos(),
-            scheduler.schedule(() -> queue.add(name), grace), current.lastSnapshot, current.lastError));
+            scheduler.schedule(() -> queue.add(name), grace), current.lastSnapshot, current.lastError, false));
         LOG.info("DRA driver {} went away; its slices are deleted in {} s unless it returns", name,
             grace.toSeconds());
       } else {
@@ -275,7 +278,7 @@ public final class NodeResourcesController implements AutoCloseable {
   public List<DriverStatus> driverStatuses() {
     Reflector<ResourceSlice> cache = reflector;
     List<String> stored = cache == null ? List.of()
-        : cache.list().stream().map(NodeResourcesController::driverOf).distinct().toList();
+        : cache.list().stream().filter(NodeSlices::owned).map(NodeSlices::driverOf).distinct().toList();
     Map<String, DriverStatus> statuses = new TreeMap<>();
     synchronized (lock) {
       long now = scheduler.nanoTime();
@@ -303,22 +306,7 @@ public final class NodeResourcesController implements AutoCloseable {
   /** This node's ResourceSlices in the reflector's cache, ordered by driver, pool and name; empty before start. */
   public List<SliceSummary> slices() {
     Reflector<ResourceSlice> cache = reflector;
-    if (cache == null) {
-      return List.of();
-    }
-    return cache.list().stream().map(NodeResourcesController::summary)
-        .sorted(Comparator.comparing(SliceSummary::driver).thenComparing(SliceSummary::pool)
-            .thenComparing(SliceSummary::name))
-        .toList();
-  }
-
-  private static SliceSummary summary(ResourceSlice slice) {
-    ResourceSliceSpec spec = slice.getSpec();
-    var pool = spec == null ? null : spec.getPool();
-    return new SliceSummary(slice.getMetadata().getName(), driverOf(slice),
-        pool == null || pool.getName() == null ? "" : pool.getName(),
-        pool == null || pool.getGeneration() == null ? 0 : pool.getGeneration(),
-        spec == null || spec.getDevices() == null ? 0 : spec.getDevices().size());
+    return cache == null ? List.of() : NodeSlices.summaries(cache.list());
   }
 
   private static Duration left(long deadline, long now) {
@@ -388,7 +376,7 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   private void enqueueStoredDrivers() {
-    reflector.list().stream().map(NodeResourcesController::driverOf).distinct().forEach(queue::add);
+    reflector.list().stream().map(NodeSlices::driverOf).distinct().forEach(queue::add);
   }
 
   /** Every resync period, every driver with slices is synced again, so drift is repaired. */
@@ -451,6 +439,7 @@ public final class NodeResourcesController implements AutoCloseable {
 
   private void sync(String name) {
     List<Pool> pools;
+    boolean wipe = false; // else only the slices the controller wrote are its to change
     synchronized (lock) {
       if (selfPublishing.containsKey(name)) {
         return; // the driver writes these slices itself
@@ -470,12 +459,14 @@ public final class NodeResourcesController implements AutoCloseable {
         if (scheduler.nanoTime() - deadline < 0) {
           return; // within the grace period; a timer enqueues the driver at its end
         }
+        wipe = left != null && left.wipe();
         leaving.remove(name);
         pools = List.of();
       }
     }
-    List<ResourceSlice> stored = ownWrites.overlay(name,
-        reflector.list().stream().filter(slice -> name.equals(driverOf(slice))).toList());
+    boolean all = wipe;
+    List<ResourceSlice> stored = ownWrites.overlay(name, reflector.list().stream()
+        .filter(slice -> name.equals(NodeSlices.driverOf(slice)) && (all || NodeSlices.owned(slice))).toList());
     SlicePlan plan = SlicePlan.of(name, nodeName, pools, stored, options.maxDevicesPerSlice(), serialization);
     if (plan.isEmpty()) {
       LOG.debug("The ResourceSlices of DRA driver {} are in step", name);
@@ -535,19 +526,7 @@ public final class NodeResourcesController implements AutoCloseable {
   private ResourceSlice newSlice(String driver, ResourceSliceSpec spec) {
     String uid = nodeUid.get().orElseThrow(() -> new NodeNotKnownException(
         "the UID of Node " + nodeName + " is not known yet, so a ResourceSlice cannot be owned by it"));
-    return new ResourceSliceBuilder()
-        .withNewMetadata()
-        .withGenerateName(nodeName + "-" + driver + "-")
-        .addNewOwnerReference()
-        .withApiVersion("v1").withKind("Node").withName(nodeName).withUid(uid).withController(true)
-        .endOwnerReference()
-        .endMetadata()
-        .withSpec(spec)
-        .build();
-  }
-
-  private static String driverOf(ResourceSlice slice) {
-    return slice.getSpec() == null ? "" : Objects.requireNonNullElse(slice.getSpec().getDriver(), "");
+    return NodeSlices.newSlice(nodeName, uid, driver, spec);
   }
 
   /** Validates snapshots and hands them to the worker. */
@@ -630,18 +609,18 @@ public final class NodeResourcesController implements AutoCloseable {
 
     @Override
     public void onAdd(ResourceSlice slice) {
-      queue.add(driverOf(slice));
+      queue.add(NodeSlices.driverOf(slice));
     }
 
     @Override
     public void onUpdate(ResourceSlice oldSlice, ResourceSlice newSlice) {
-      queue.add(driverOf(newSlice));
+      queue.add(NodeSlices.driverOf(newSlice));
     }
 
     @Override
     public void onDelete(ResourceSlice slice) {
       ownWrites.forget(slice.getMetadata().getName());
-      queue.add(driverOf(slice));
+      queue.add(NodeSlices.driverOf(slice));
     }
 
     @Override

@@ -83,9 +83,10 @@ class DraStatusTest {
         .mapToObj(i -> new DeviceBuilder().withName(String.format("dev-%03d", i)).build()).toList());
   }
 
+  /** A slice the controller wrote in an earlier run. */
   private void storedSlice(String name, String node, String driver) {
     client.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
-        .withNewMetadata().withName(name).endMetadata()
+        .withNewMetadata().withName(name).addToLabels(NodeSlices.MANAGED_BY, NodeSlices.NODELET).endMetadata()
         .withNewSpec().withDriver(driver).withNodeName(node).withNewPool().withName("p").withGeneration(4L)
         .withResourceSliceCount(1L).endPool().endSpec().build()).create();
   }
@@ -164,6 +165,36 @@ class DraStatusTest {
     });
     assertThat(slices).extracting(SliceSummary::pool).containsExactly("pool-a", "pool-a", "pool-a", "pool-b");
     assertThat(slices).extracting(SliceSummary::devices).containsExactlyInAnyOrder(128, 128, 44, 1);
+  }
+
+  /** A registration that failed shows among the drivers, with its reason, whatever reports it. */
+  @Test
+  void failedRegistrationsAreListedWithTheDrivers() {
+    DraConfiguration config = Converters.standardConverter().convert(Map.of()).to(DraConfiguration.class);
+    NodeIdentity identity = FixedNodeIdentity.named(NODE).withUid(nodeUid);
+    ReflectorEngine reflectors = ReflectorEngine.builder(client).build();
+    DraComponent component = new DraComponent(new RecordingPublisher(), client, reflectors, identity, config, Map.of());
+    DriverStatus refused = new DriverStatus("a.example.com", State.NOT_REGISTERED, Optional.empty(),
+        Optional.of("plugin \"a.example.com\" at /reg/a-reg.sock supports [1.0.0] but Nodelet speaks one of [...]"),
+        Duration.ZERO, Duration.ZERO);
+    DriverStatus silent = new DriverStatus("z-reg.sock", State.NOT_REGISTERED, Optional.empty(),
+        Optional.of("registration socket /reg/z-reg.sock did not answer"), Duration.ofSeconds(4), Duration.ZERO);
+    dev.nodelet.dra.RegistrationFailures folder = () -> List.of(silent, refused);
+    try {
+      component.addDriver(new TestDriver(GPU).publishingOwnSlices());
+      component.addRegistrationFailures(folder);
+      assertThat(component.drivers()).extracting(DriverStatus::driverName, DriverStatus::state).containsExactly(
+          org.assertj.core.groups.Tuple.tuple("a.example.com", State.NOT_REGISTERED),
+          org.assertj.core.groups.Tuple.tuple(GPU, State.SELF_PUBLISHING),
+          org.assertj.core.groups.Tuple.tuple("z-reg.sock", State.NOT_REGISTERED));
+      assertThat(component.drivers()).contains(refused, silent);
+
+      component.removeRegistrationFailures(folder);
+      assertThat(component.drivers()).extracting(DriverStatus::driverName).containsExactly(GPU);
+    } finally {
+      component.deactivate();
+      reflectors.close();
+    }
   }
 
   /** The status service of the real component, with its own threads and the default configuration. */

@@ -212,9 +212,10 @@ class NodeResourcesControllerTest {
   @Test
   void leftoverSlicesAreDeleted() {
     NodeResourcesController controller = started();
-    // a slice of this node and driver that the controller did not write, and one of another node
+    // a slice of this node and driver that the controller wrote before (its label), and one of another node
     admin.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
-        .withNewMetadata().withName(NODE + "-" + GPU + "-stray").endMetadata()
+        .withNewMetadata().withName(NODE + "-" + GPU + "-stray").addToLabels(NodeSlices.MANAGED_BY, NodeSlices.NODELET)
+        .endMetadata()
         .withNewSpec().withDriver(GPU).withNodeName(NODE).withNewPool().withName("gone").withGeneration(7L)
         .withResourceSliceCount(1L).endPool().endSpec().build()).create();
     admin.resources(ResourceSlice.class).resource(new ResourceSliceBuilder()
@@ -222,6 +223,8 @@ class NodeResourcesControllerTest {
         .withNewSpec().withDriver(GPU).withNodeName("node-b").withNewPool().withName("node-b").withGeneration(1L)
         .withResourceSliceCount(1L).endPool().endSpec().build()).create();
     server.clearWrites();
+    // the controller must have seen the stray slice, or it creates both pools' slices and deletes the stray later
+    await().until(() -> controller.slices().stream().anyMatch(s -> s.name().equals(NODE + "-" + GPU + "-stray")));
     TestDriver gpu = new TestDriver(GPU);
     controller.addDriver(gpu);
     gpu.publish(List.of(pool("pool-a", 1), pool("pool-b", 1)));

@@ -29,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.TimeUnit;
@@ -44,8 +45,7 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  * Each line typed on standard input that is a number sets the device count and sends a new snapshot.
  *
- * <p>Usage: {@code java -jar nodelet-example-external-driver.jar [--registry DIR] [--plugins DIR] [--name NAME]
- * [--devices N]}
+ * <p>Usage: {@link Options#USAGE}; {@code --help} prints it.
  */
 public final class ExternalDriver {
 
@@ -53,30 +53,33 @@ public final class ExternalDriver {
   private final Path registrationSocket;
   private final Path endpoint;
   private final Set<StreamObserver<ListAndWatchResourcesResponse>> watchers = new CopyOnWriteArraySet<>();
+  private final Map<String, String> attributes;
   private volatile int deviceCount;
 
-  ExternalDriver(String name, Path registry, Path plugins, int deviceCount) {
-    this.name = name;
-    this.registrationSocket = registry.resolve(name + "-reg.sock");
-    this.endpoint = plugins.resolve(name).resolve("dra.sock");
-    this.deviceCount = deviceCount;
+  ExternalDriver(Options options) {
+    this.name = options.name();
+    this.registrationSocket = options.registry().toAbsolutePath().resolve(name + "-reg.sock");
+    this.endpoint = options.plugins().toAbsolutePath().resolve(name).resolve("dra.sock");
+    this.deviceCount = options.devices();
+    this.attributes = options.attributes();
   }
 
+  /** Exits with 0 after {@code --help} and 2 for a wrong command line. */
   public static void main(String[] args) throws Exception {
-    Path registry = Path.of("/var/lib/nodelet/plugins_registry");
-    Path plugins = Path.of("/var/lib/nodelet/plugins");
-    String name = "external.example.com";
-    int devices = 4;
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      switch (args[i]) {
-        case "--registry" -> registry = Path.of(args[i + 1]);
-        case "--plugins" -> plugins = Path.of(args[i + 1]);
-        case "--name" -> name = args[i + 1];
-        case "--devices" -> devices = Integer.parseInt(args[i + 1]);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]);
-      }
+    Options options;
+    try {
+      options = Options.parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("external-driver: " + e.getMessage());
+      System.err.print(Options.USAGE);
+      System.exit(2);
+      return;
     }
-    new ExternalDriver(name, registry.toAbsolutePath(), plugins.toAbsolutePath(), devices).run();
+    if (options == null) {
+      System.out.print(Options.USAGE);
+      return;
+    }
+    new ExternalDriver(options).run();
   }
 
   private void run() throws Exception {
@@ -95,8 +98,8 @@ public final class ExternalDriver {
     System.out.println("serving " + name + ": registration socket " + registrationSocket + ", endpoint " + endpoint);
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
-      if (line.trim().matches("\\d+")) {
-        deviceCount = Integer.parseInt(line.trim());
+      if (line.trim().matches("\\d{1,5}")) {
+        deviceCount = Math.min(Integer.parseInt(line.trim()), 10_000);
         ListAndWatchResourcesResponse snapshot = snapshot();
         watchers.forEach(w -> send(w, snapshot));
         System.out.println("devices: " + deviceCount);
@@ -137,6 +140,8 @@ public final class ExternalDriver {
           .putAttributes("index", DeviceAttribute.newBuilder().setIntValue(i).build())
           .putAttributes("driverVersion", DeviceAttribute.newBuilder().setVersionValue("1.0.0").build())
           .putCapacity("memory", "16Gi"));
+      attributes.forEach((key, value) -> pool.getDevicesBuilder(pool.getDevicesCount() - 1)
+          .putAttributes(key, Options.typed(value)));
     }
     return ListAndWatchResourcesResponse.newBuilder().addPools(pool).build();
   }

@@ -20,6 +20,7 @@ import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationGrpc;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatusResponse;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
@@ -29,6 +30,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.grpc.BindableService;
 import io.grpc.Server;
@@ -52,6 +54,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.TimeUnit;
@@ -73,9 +76,8 @@ import java.util.stream.IntStream;
  * Lines on standard input: {@code unhealthy dev-0} / {@code healthy dev-0} change a device's health; {@code silent}
  * stops health reports (Nodelet marks the devices Unknown after their timeout).
  *
- * <p>Usage: {@code java -jar nodelet-example-kubelet-driver.jar --server URL | --kubeconfig FILE --node NAME
- * [--registry DIR] [--plugins DIR] [--name NAME] [--devices N]}. Start it with {@code umask 077}: its sockets are
- * bound under hidden names, restricted to 0600 and renamed into place either way.
+ * <p>Usage: {@link Options#USAGE}; {@code --help} prints it. Start it with {@code umask 077}: its sockets are bound
+ * under hidden names, restricted to 0600 and renamed into place either way.
  */
 public final class KubeletDriver {
 
@@ -84,6 +86,7 @@ public final class KubeletDriver {
   private final String name;
   private final String node;
   private final int devices;
+  private final Map<String, String> attributes;
   private final KubernetesClient client;
   private final Path registrationSocket;
   private final Path endpoint;
@@ -92,48 +95,52 @@ public final class KubeletDriver {
   private final Set<StreamObserver<NodeWatchResourcesResponse>> watchers = new CopyOnWriteArraySet<>();
   private volatile boolean silent;
 
-  KubeletDriver(String name, String node, int devices, KubernetesClient client, Path registry, Path plugins) {
-    this.name = name;
-    this.node = node;
-    this.devices = devices;
+  KubeletDriver(Options options, KubernetesClient client) {
+    this.name = options.name();
+    this.node = options.node();
+    this.devices = options.devices();
+    this.attributes = options.attributes();
     this.client = client;
-    this.registrationSocket = registry.resolve(name + "-reg.sock");
-    this.endpoint = plugins.resolve(name).resolve("dra.sock");
+    this.registrationSocket = options.registry().toAbsolutePath().resolve(name + "-reg.sock");
+    this.endpoint = options.plugins().toAbsolutePath().resolve(name).resolve("dra.sock");
     IntStream.range(0, devices).forEach(i -> health.put("dev-" + i, HealthStatus.HEALTHY));
   }
 
+  /** Exits with 0 after {@code --help}, 2 for a wrong command line, 1 when the slice cannot be published. */
   public static void main(String[] args) throws Exception {
-    Path registry = Path.of("/var/lib/nodelet/plugins_registry");
-    Path plugins = Path.of("/var/lib/nodelet/plugins");
-    String name = "kubelet.example.com";
-    String node = System.getenv("NODE_NAME");
-    String server = null;
-    String kubeconfig = null;
-    int devices = 2;
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      switch (args[i]) {
-        case "--registry" -> registry = Path.of(args[i + 1]);
-        case "--plugins" -> plugins = Path.of(args[i + 1]);
-        case "--name" -> name = args[i + 1];
-        case "--node" -> node = args[i + 1];
-        case "--server" -> server = args[i + 1];
-        case "--kubeconfig" -> kubeconfig = args[i + 1];
-        case "--devices" -> devices = Integer.parseInt(args[i + 1]);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]);
-      }
+    Options options;
+    try {
+      options = Options.parse(args, System.getenv("NODE_NAME"));
+    } catch (IllegalArgumentException e) {
+      System.err.println("kubelet-driver: " + e.getMessage());
+      System.err.print(Options.USAGE);
+      System.exit(2);
+      return;
     }
-    if (node == null) {
-      throw new IllegalArgumentException("--node NAME (or NODE_NAME) is required: the node whose devices these are");
+    if (options == null) {
+      System.out.print(Options.USAGE);
+      return;
     }
-    Config config = server != null ? new ConfigBuilder().withMasterUrl(server).build()
-        : kubeconfig != null ? Config.fromKubeconfig(Files.readString(Path.of(kubeconfig))) : Config.autoConfigure(null);
+    Config config = options.server() != null ? new ConfigBuilder().withMasterUrl(options.server()).build()
+        : options.kubeconfig() != null ? Config.fromKubeconfig(Files.readString(options.kubeconfig()))
+        : Config.autoConfigure(null);
+    // a few retries, not fabric8's ten with doubling delays: a wrong URL fails within seconds, not minutes
+    config = new ConfigBuilder(config).withRequestRetryBackoffLimit(2).build();
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
-      new KubeletDriver(name, node, devices, client, registry.toAbsolutePath(), plugins.toAbsolutePath()).run();
+      KubeletDriver driver = new KubeletDriver(options, client);
+      try {
+        driver.publishSlice();
+      } catch (KubernetesClientException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause(); // fabric8's own message says little
+        System.err.println("kubelet-driver: cannot publish the ResourceSlice to " + config.getMasterUrl() + ": "
+            + cause + " (check the URL, https:// for a TLS server, and the credentials of --kubeconfig)");
+        System.exit(1);
+      }
+      driver.run();
     }
   }
 
   private void run() throws Exception {
-    publishSlice();
     EventLoopGroup group = new EpollEventLoopGroup(1);
     Server dra = serve(endpoint, group, new DraPlugin(), new Health());
     Server registration = serve(registrationSocket, group, new Registration());
@@ -164,12 +171,15 @@ public final class KubeletDriver {
 
   /** The driver's own ResourceSlice, as a real driver's slice controller writes it. */
   private void publishSlice() {
+    Map<String, DeviceAttribute> typed = new TreeMap<>();
+    attributes.forEach((key, value) -> typed.put(key, Options.typed(value)));
     ResourceSlice slice = new ResourceSliceBuilder().withNewMetadata().withName(node + "-" + name).endMetadata()
         .withNewSpec().withDriver(name).withNodeName(node).withNewPool().withName(node).withGeneration(1L)
         .withResourceSliceCount(1L).endPool()
-        .withDevices(IntStream.range(0, devices).mapToObj(i -> new DeviceBuilder().withName("dev-" + i).build())
-            .toList())
+        .withDevices(IntStream.range(0, devices).mapToObj(i -> new DeviceBuilder().withName("dev-" + i)
+            .withAttributes(typed.isEmpty() ? null : typed).build()).toList())
         .endSpec().build();
+    System.out.println("publishing ResourceSlice " + slice.getMetadata().getName() + " to " + client.getMasterUrl());
     client.resources(ResourceSlice.class).resource(slice).createOr(NonDeletingOperation::update);
     System.out.println("published ResourceSlice " + slice.getMetadata().getName());
   }

@@ -6,6 +6,8 @@ import static dev.nodelet.configuration.ConfigurationValues.within;
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.RegistrationFailures;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
@@ -28,12 +30,12 @@ import org.osgi.service.metatype.annotations.Designate;
  * connections in place (the drivers are withdrawn and registered again, which the controller's grace period
  * absorbs); an unchanged or invalid one leaves the drivers registered; with an invalid first one it watches nothing
  * and holds readiness until a valid one comes. The component is the {@link MultiCollector} of the registered
- * drivers' count.
+ * drivers' count, and the {@link RegistrationFailures} of the folder, which {@code nodelet:drivers} lists.
  */
 @Component(configurationPid = GrpcDraComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
-    immediate = true, service = MultiCollector.class)
+    immediate = true, service = {MultiCollector.class, RegistrationFailures.class})
 @Designate(ocd = GrpcDraConfiguration.class)
-public final class GrpcDraComponent implements MultiCollector {
+public final class GrpcDraComponent implements MultiCollector, RegistrationFailures {
 
   public static final String PID = "dev.nodelet.dra.grpc";
   /** Service properties of a registered driver, for the shell and for targeted references. */
@@ -85,7 +87,8 @@ public final class GrpcDraComponent implements MultiCollector {
   private final Gauge registered = Gauge.builder().name("nodelet_dra_grpc_registered_drivers")
       .help("External DRA drivers registered through the registration folder, by protocol: v1.DRAPlugin,"
           + " v1beta1.DRAPlugin or nodelet.dra.v1.").labelNames("protocol").withoutExemplars().build();
-  private Optional<Running> running = Optional.empty(); // guarded by this
+  // written under this; read without it by failedRegistrations, which must not wait for a restart
+  private volatile Optional<Running> running = Optional.empty();
 
   @Activate
   public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config) {
@@ -141,6 +144,11 @@ public final class GrpcDraComponent implements MultiCollector {
         });
     watcher.start();
     return new Running(transport, watcher);
+  }
+
+  @Override
+  public List<DriverStatus> failedRegistrations() {
+    return running.map(r -> r.watcher().failedRegistrations()).orElse(List.of());
   }
 
   @Override

@@ -36,9 +36,16 @@ final class Registrar {
   /** The driver refused registration: its info is invalid. Asking again gives the same answer. */
   static final class RefusedException extends Exception {
     private static final long serialVersionUID = 1L;
+    private final String driverName;
 
-    RefusedException(String message) {
+    RefusedException(String driverName, String message) {
       super(message);
+      this.driverName = driverName;
+    }
+
+    /** The name the driver gave, possibly empty or invalid. */
+    String driverName() {
+      return driverName;
     }
   }
 
@@ -75,7 +82,7 @@ final class Registrar {
           RegistrationStatus.newBuilder().setPluginRegistered(problem == null).setError(problem == null ? "" : problem)
               .build());
       if (problem != null) {
-        throw new RefusedException(problem);
+        throw new RefusedException(info.getName(), problem);
       }
       Path endpoint = endpoint(registrationSocket, info);
       String version = version(info);

@@ -1,5 +1,6 @@
 package dev.nodelet.dra.grpc.internal;
 
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.grpc.internal.SocketFiles.FileId;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -8,11 +9,15 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -27,6 +32,9 @@ import org.slf4j.LoggerFactory;
  * and it needs no thread besides this one. A replaced socket registers again; the new driver is published before the
  * old one is withdrawn, so the controller never sees the driver gone. Files whose name starts with {@code .} are
  * ignored, so a driver can bind a socket under such a name, restrict its mode and then rename it into place.
+ *
+ * <p>Every socket that did not register, and a folder that cannot be used, is kept as a failed registration with its
+ * reason ({@link #failedRegistrations()}) until the socket registers or goes away.
  */
 final class RegistrationWatcher implements AutoCloseable {
 
@@ -45,12 +53,16 @@ final class RegistrationWatcher implements AutoCloseable {
    * @param driver null unless registered
    * @param unpublish null unless registered
    * @param retryAtNanos {@code Long.MAX_VALUE}: only a new file or mode tries again
+   * @param failure why the socket is not registered; null when it is
    */
   private record Entry(FileId id, RegisteredDriver driver, Runnable unpublish, long retryAtNanos,
-      Duration retryDelay) {
+      Duration retryDelay, DriverStatus failure) {
 
-    Entry(FileId id, Runnable unpublish, long retryAtNanos, Duration retryDelay) {
-      this(id, null, unpublish, retryAtNanos, retryDelay);
+    /** A socket that did not register, named by the driver's name if it told one, else by the socket's. */
+    static Entry failed(FileId id, long retryAtNanos, Duration retryDelay, String name, String reason) {
+      return new Entry(id, null, null, retryAtNanos, retryDelay, new DriverStatus(name,
+          DriverStatus.State.NOT_REGISTERED, Optional.empty(), Optional.of(reason),
+          retryDelay == null ? Duration.ZERO : retryDelay, Duration.ZERO));
     }
 
     void withdraw() {
@@ -68,7 +80,10 @@ final class RegistrationWatcher implements AutoCloseable {
   private final CountDownLatch closing = new CountDownLatch(1);
   private final Thread thread;
   private final Map<Path, Entry> entries = new HashMap<>();
-  private String folderProblem = "";
+  /** The failures of {@link #entries}, for other threads. */
+  private final Map<Path, DriverStatus> failures = new ConcurrentHashMap<>();
+  private volatile String folderProblem = "";
+  private volatile String crash; // why the thread ended early, or null
 
   /** A watcher that never withdraws a registered driver for being unreachable. */
   RegistrationWatcher(Path folder, Duration pollInterval, Registrar registrar, Publisher publisher) {
@@ -92,6 +107,17 @@ final class RegistrationWatcher implements AutoCloseable {
 
   void start() {
     thread.start();
+  }
+
+  /** The sockets that did not register and why, then the folder's problem if it has one; never blocks. */
+  List<DriverStatus> failedRegistrations() {
+    List<DriverStatus> failed = new ArrayList<>(new TreeMap<>(failures).values());
+    String problem = crash != null ? crash : folderProblem;
+    if (problem != null && !problem.isEmpty()) {
+      failed.add(new DriverStatus(folder.toString(), DriverStatus.State.NOT_REGISTERED, Optional.empty(),
+          Optional.of(problem), Duration.ZERO, Duration.ZERO));
+    }
+    return failed;
   }
 
   /** Stops the thread and withdraws every published driver. */
@@ -119,9 +145,14 @@ final class RegistrationWatcher implements AutoCloseable {
       // close() asked us to stop
     } catch (RuntimeException | Error e) {
       LOG.error("The registration watcher of {} failed; no driver registers until the component restarts", folder, e);
+      crash = "the registration watcher of " + folder + " failed (" + e + "); no driver registers until the"
+          + " component restarts (restart the bundle nodelet-dra-grpc, or change configuration"
+          + " dev.nodelet.dra.grpc)";
     } finally {
       entries.values().forEach(RegistrationWatcher::withdrawQuietly);
       entries.clear();
+      failures.clear();
+      folderProblem = "";
       LOG.info("Stopped watching {}", folder);
     }
   }
@@ -132,6 +163,7 @@ final class RegistrationWatcher implements AutoCloseable {
       Map.Entry<Path, Entry> e = it.next();
       if (!sockets.containsKey(e.getKey())) {
         it.remove();
+        failures.remove(e.getKey());
         if (e.getValue().unpublish() != null) {
           LOG.info("Registration socket {} is gone; its DRA driver is withdrawn", e.getKey());
         }
@@ -150,16 +182,28 @@ final class RegistrationWatcher implements AutoCloseable {
             previous.driver().driverName(), previous.driver().endpoint(),
             previous.driver().unreachableFor(System.nanoTime()).toSeconds(), s.getKey());
         withdrawQuietly(previous);
-        entries.put(s.getKey(), new Entry(previous.id(), null, Long.MAX_VALUE, null));
+        put(s.getKey(), Entry.failed(previous.id(), Long.MAX_VALUE, null, previous.driver().driverName(),
+            "unreachable at " + previous.driver().endpoint() + " for "
+            + previous.driver().unreachableFor(System.nanoTime()).toSeconds() + " s, so it was withdrawn; it"
+            + " registers again when " + s.getKey() + " is created again"));
         continue;
       }
       if (sameFile && System.nanoTime() < previous.retryAtNanos()) {
         continue;
       }
-      entries.put(s.getKey(), attempt(s.getKey(), s.getValue(), sameFile ? previous : null));
+      put(s.getKey(), attempt(s.getKey(), s.getValue(), sameFile ? previous : null));
       if (previous != null) {
         withdrawQuietly(previous); // after the replacement is published: no gap
       }
+    }
+  }
+
+  private void put(Path socket, Entry entry) {
+    entries.put(socket, entry);
+    if (entry.failure() == null) {
+      failures.remove(socket);
+    } else {
+      failures.put(socket, entry.failure());
     }
   }
 
@@ -196,9 +240,10 @@ final class RegistrationWatcher implements AutoCloseable {
 
   private Entry attempt(Path socket, FileId id, Entry failedBefore) {
     String problem = SocketFiles.socketProblem("registration socket", socket, id.mode());
+    String name = socket.getFileName().toString();
     if (problem != null) {
       LOG.error("{}; the driver is not registered", problem);
-      return new Entry(id, null, Long.MAX_VALUE, null);
+      return Entry.failed(id, Long.MAX_VALUE, null, name, problem + "; the driver is not registered");
     }
     try {
       RegisteredDriver driver = registrar.register(socket);
@@ -217,15 +262,17 @@ final class RegistrationWatcher implements AutoCloseable {
         } finally {
           driver.close();
         }
-      }, Long.MAX_VALUE, null);
+      }, Long.MAX_VALUE, null, null);
     } catch (Registrar.RefusedException e) {
       LOG.error("DRA driver registration refused: {}", e.getMessage());
-      return new Entry(id, null, Long.MAX_VALUE, null);
+      return Entry.failed(id, Long.MAX_VALUE, null, e.driverName().isEmpty() ? name : e.driverName(),
+          "registration refused: " + e.getMessage());
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
-        LOG.error("Socket {} does not serve pluginregistration.Registration; it is ignored until it is replaced",
-            socket);
-        return new Entry(id, null, Long.MAX_VALUE, null);
+        String ignored = "socket " + socket + " does not serve pluginregistration.Registration; it is ignored until"
+            + " it is replaced";
+        LOG.error("{}", ignored);
+        return Entry.failed(id, Long.MAX_VALUE, null, name, ignored);
       }
       // a stale socket of a dead driver, or one that has bound but not yet listens: try again, less and less often
       Duration delay = failedBefore == null || failedBefore.retryDelay() == null ? pollInterval
@@ -238,7 +285,9 @@ final class RegistrationWatcher implements AutoCloseable {
             GrpcDraDriver.describe(e.getStatus()),
             delay.toMillis());
       }
-      return new Entry(id, null, System.nanoTime() + delay.toNanos(), delay);
+      return Entry.failed(id, System.nanoTime() + delay.toNanos(), delay, name, "registration socket " + socket
+          + " did not answer (" + GrpcDraDriver.describe(e.getStatus()) + "); next try in " + delay.toMillis()
+          + " ms, then less and less often");
     }
   }
 

@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
@@ -81,6 +82,10 @@ class ExampleDriverProcessTest {
         assertThat(slice.getSpec().getPool().getName()).isEqualTo("example");
         assertThat(slice.getSpec().getDevices().get(0).getCapacity().get("memory").getValue().getAmount())
             .isEqualTo("16");
+        assertThat(slice.getSpec().getDevices().get(0).getAttributes()).as("--attribute over the example's own")
+            .containsEntry("model", new DeviceAttribute(null, null, "h100", null))
+            .containsEntry("ecc", new DeviceAttribute(true, null, null, null))
+            .containsEntry("index", new DeviceAttribute(null, 0L, null, null));
         await().until(() -> sliceWrites(server).size() == 1);
         server.clearWrites();
 
@@ -110,7 +115,8 @@ class ExampleDriverProcessTest {
 
   private Process startExternalDriver(DriverFolders folders, int devices) throws IOException {
     return drivers.start(ProcessBuilder.Redirect.INHERIT, "dev.nodelet.examples.externaldriver.ExternalDriver",
-        folders.args(EXTERNAL_DRIVER, "--devices", String.valueOf(devices)));
+        folders.args(EXTERNAL_DRIVER, "--devices", String.valueOf(devices), "--attribute", "model=h100",
+            "--attribute", "ecc=true"));
   }
 
   private static int devices(KubernetesClient client) {
@@ -179,6 +185,9 @@ class ExampleDriverProcessTest {
       // like a real driver, it publishes its own slice
       await().atMost(Duration.ofSeconds(30)).until(() -> client.resources(ResourceSlice.class).list().getItems()
           .stream().anyMatch(s -> KUBELET_DRIVER.equals(s.getSpec().getDriver())));
+      assertThat(client.resources(ResourceSlice.class).withName(NODE + "-" + KUBELET_DRIVER).get().getSpec()
+          .getDevices()).allSatisfy(d -> assertThat(d.getAttributes())
+              .containsEntry("driverVersion", new DeviceAttribute(null, null, null, "1.2.3")));
 
       Pod pod = allocatedPod(client);
       manager.podUpdated(pod);
@@ -243,6 +252,7 @@ class ExampleDriverProcessTest {
       throws IOException {
     return drivers.start(ProcessBuilder.Redirect.appendTo(log.toFile()),
         "dev.nodelet.examples.kubeletdriver.KubeletDriver",
-        folders.args(KUBELET_DRIVER, "--devices", "2", "--server", server.url(), "--node", NODE));
+        folders.args(KUBELET_DRIVER, "--devices", "2", "--server", server.url(), "--node", NODE, "--attribute",
+            "driverVersion=1.2.3"));
   }
 }

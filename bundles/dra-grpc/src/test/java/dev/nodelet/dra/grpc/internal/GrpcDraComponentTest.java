@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DriverStatus;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -111,5 +112,25 @@ class GrpcDraComponentTest {
     assertThat(registry.registered).isEmpty();
     await().until(() -> Thread.getAllStackTraces().keySet().stream()
         .noneMatch(t -> t.getName().startsWith(Transport.THREAD_PREFIX)));
+  }
+
+  @Test
+  void theComponentReportsTheRegistrationsThatFailed() throws Exception {
+    Path folder = ExampleProcesses.registry(temp);
+    Path plugins = Files.createDirectory(temp.resolve("plugins"));
+    component = new GrpcDraComponent(registry, config(Map.of("registration.folder", folder.toString(),
+        "poll.interval.millis", 50)));
+    Path endpoint = plugins.resolve("csi.sock");
+    driver = new FakeDriver(folder.resolve("csi-reg.sock"), endpoint,
+        FakeDriver.info("csi.example.com", endpoint).toBuilder().setType("CSIPlugin").build(), "rw-------",
+        "rw-------");
+    await().until(() -> !component.failedRegistrations().isEmpty());
+    assertThat(component.failedRegistrations()).singleElement().satisfies(failure -> {
+      assertThat(failure.driverName()).isEqualTo("csi.example.com");
+      assertThat(failure.state()).isEqualTo(DriverStatus.State.NOT_REGISTERED);
+      assertThat(failure.lastError()).hasValue("registration refused: plugin \"csi.example.com\" at "
+          + folder.resolve("csi-reg.sock") + " has type \"CSIPlugin\"; Nodelet registers only DRAPlugin");
+    });
+    assertThat(drivers()).isEmpty();
   }
 }

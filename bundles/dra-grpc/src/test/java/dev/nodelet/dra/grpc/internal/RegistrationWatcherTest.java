@@ -3,6 +3,7 @@ package dev.nodelet.dra.grpc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
@@ -209,10 +210,66 @@ class RegistrationWatcherTest {
     assertThat(published).isEmpty();
   }
 
+  /** What {@code nodelet:drivers} lists of the folder: each socket that did not register, with the reason. */
+  @Test
+  void failedRegistrationsAreKeptWithTheirReasonUntilTheSocketRegistersOrGoes() throws Exception {
+    RegistrationWatcher watcher = folders.startWatcher();
+    Path endpoint = plugins.resolve("z.sock");
+    FakeDriver unknownVersion = closeLater(new FakeDriver(registry.resolve("kubelet-reg.sock"), endpoint,
+        PluginInfo.newBuilder(FakeDriver.info("kubelet.example.com", endpoint)).clearSupportedVersions()
+            .addSupportedVersions("v2.DRAPlugin").build(), "rw-------", "rw-------"));
+    FakeDriver looseSocket = closeLater(new FakeDriver(registry.resolve("b-reg.sock"), plugins.resolve("b.sock"),
+        FakeDriver.info("b.example.com", plugins.resolve("b.sock")), "rw-rw-rw-", "rw-------"));
+
+    await().until(() -> watcher.failedRegistrations().size() == 2);
+    assertThat(watcher.failedRegistrations()).allSatisfy(failure -> {
+      assertThat(failure.state()).isEqualTo(DriverStatus.State.NOT_REGISTERED);
+      assertThat(failure.lastSnapshot()).isEmpty();
+    });
+    assertThat(watcher.failedRegistrations()).extracting(DriverStatus::driverName)
+        .containsExactly("b-reg.sock", "kubelet.example.com");
+    assertThat(watcher.failedRegistrations().get(0).lastError()).hasValue("registration socket "
+        + looseSocket.registrationSocket + " has mode 0666; it must be 0600 (no access for group or others); the"
+        + " driver is not registered");
+    assertThat(watcher.failedRegistrations().get(1).lastError()).hasValueSatisfying(reason -> assertThat(reason)
+        .startsWith("registration refused: plugin \"kubelet.example.com\" at " + unknownVersion.registrationSocket
+            + " supports [v2.DRAPlugin] but Nodelet speaks one of"));
+
+    Files.setPosixFilePermissions(looseSocket.registrationSocket, PosixFilePermissions.fromString("rw-------"));
+    await().until(() -> published.containsKey(looseSocket.registrationSocket));
+    assertThat(watcher.failedRegistrations()).extracting(DriverStatus::driverName)
+        .containsExactly("kubelet.example.com");
+    Files.delete(unknownVersion.registrationSocket);
+    await().until(() -> watcher.failedRegistrations().isEmpty());
+
+    Files.setPosixFilePermissions(registry, PosixFilePermissions.fromString("rwxr-x---"));
+    await().until(() -> watcher.failedRegistrations().size() == 1);
+    assertThat(watcher.failedRegistrations().get(0).driverName()).isEqualTo(registry.toString());
+    assertThat(watcher.failedRegistrations().get(0).lastError()).hasValueSatisfying(reason -> assertThat(reason)
+        .startsWith("registration folder " + registry + " has mode 0750"));
+  }
+
+  @Test
+  void aWatcherThatFailedSaysSoAmongTheFailedRegistrations() throws Exception {
+    RegistrationWatcher watcher = folders.startWatcher(Duration.ofSeconds(2), (driver, socket) -> {
+      throw new IllegalStateException("the service registry is gone");
+    });
+    register("gpu.example.com");
+    await().until(() -> !watcher.failedRegistrations().isEmpty());
+    assertThat(watcher.failedRegistrations()).singleElement().satisfies(failure -> {
+      assertThat(failure.driverName()).isEqualTo(registry.toString());
+      assertThat(failure.lastError()).hasValue("the registration watcher of " + registry + " failed"
+          + " (java.lang.IllegalStateException: the service registry is gone); no driver registers until the"
+          + " component restarts (restart the bundle nodelet-dra-grpc, or change configuration"
+          + " dev.nodelet.dra.grpc)");
+    });
+  }
+
   /** kill -9 of a driver: its sockets stay, nothing answers; past the limit the driver is withdrawn. */
   @Test
   void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
-    folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20), Duration.ofMillis(500),
+    RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
+        Duration.ofMillis(500),
         new Registrar(folders.transport, Duration.ofSeconds(2)), folders.publisher()));
     FakeDriver driver = register("gpu.example.com", Snapshots.sending(Snapshots.devices("pool", 1)));
     RecordingListener listener = subscribe(driver);
@@ -225,6 +282,11 @@ class RegistrationWatcherTest {
     assertThat(listener.failures.get(0).retryable()).isTrue();
     assertThat(registered.unreachableFor(System.nanoTime())).isPositive();
     await().atMost(Duration.ofSeconds(10)).until(() -> !published.containsKey(driver.registrationSocket));
+    assertThat(watcher.failedRegistrations()).singleElement().satisfies(failure -> {
+      assertThat(failure.driverName()).isEqualTo("gpu.example.com");
+      assertThat(failure.lastError()).hasValueSatisfying(reason -> assertThat(reason)
+          .startsWith("unreachable at " + driver.endpoint + " for "));
+    });
     // the same stale socket file does not register it again
     Thread.sleep(200);
     assertThat(published).doesNotContainKey(driver.registrationSocket);

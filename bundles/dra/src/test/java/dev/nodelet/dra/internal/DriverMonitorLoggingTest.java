@@ -1,0 +1,98 @@
+package dev.nodelet.dra.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.runtime.ManualScheduler;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a dead driver's failing stream writes to the log (SLF4J's simple logger at INFO writes to whatever
+ * {@code System.err} is at each line): one WARN line for the first failure, nothing above DEBUG for the ones that
+ * follow, never a stack trace; a snapshot starts over.
+ */
+class DriverMonitorLoggingTest {
+
+  private static final String FAILED = "The snapshot stream of DRA driver gpu.example.com failed";
+
+  private final ManualScheduler time = new ManualScheduler();
+  private final PrintStream original = System.err;
+  private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+  private final TestDriver driver = new TestDriver("gpu.example.com");
+  private DriverMonitor monitor;
+
+  @BeforeEach
+  void capture() {
+    System.setErr(new PrintStream(new OutputStream() {
+      @Override
+      public void write(int b) {
+        original.write(b);
+        captured.write(b);
+      }
+    }, true, StandardCharsets.UTF_8));
+    Backoff backoff = new Backoff(Duration.ofSeconds(5), Duration.ofSeconds(180), 0, () -> 0.0);
+    monitor = new DriverMonitor(driver, "gpu.example.com", time, backoff, new DriverMonitor.Sink() {
+      @Override
+      public void snapshot(DriverMonitor m, List<Pool> pools) {
+      }
+
+      @Override
+      public void ended(DriverMonitor m) {
+      }
+
+      @Override
+      public void failed(DriverMonitor m, Throwable cause, boolean retryable) {
+      }
+    });
+    monitor.start();
+  }
+
+  @AfterEach
+  void restore() {
+    monitor.cancel();
+    System.setErr(original);
+  }
+
+  private String log() {
+    return captured.toString(StandardCharsets.UTF_8);
+  }
+
+  /** Fails the current stream as a dead driver's does, and lets the monitor subscribe again. */
+  private void failAndRetry() {
+    driver.fail(new IllegalStateException("ListAndWatchResources of DRA driver gpu.example.com on"
+        + " /plugins/gpu/dra.sock failed: UNAVAILABLE: io exception"), true);
+    time.advance(Duration.ofMinutes(5));
+  }
+
+  @Test
+  void aDeadDriverIsOneWarningWithoutStackTraceNotOnePerAttempt() {
+    for (int i = 0; i < 4; i++) {
+      failAndRetry();
+    }
+    assertThat(driver.subscriptions).hasValue(5);
+    assertThat(log().lines().filter(l -> l.contains(FAILED))).singleElement().satisfies(line -> assertThat(line)
+        .contains("WARN")
+        .contains("failed: ListAndWatchResources of DRA driver gpu.example.com on /plugins/gpu/dra.sock failed:"
+            + " UNAVAILABLE: io exception; subscribing again in 0 ms"));
+    assertThat(log()).doesNotContain("\tat ").doesNotContain("IllegalStateException");
+  }
+
+  @Test
+  void aSnapshotStartsOverSoTheNextFailureWarnsAgain() {
+    failAndRetry();
+    failAndRetry();
+    driver.publish(List.of());
+    assertThat(log()).contains("The snapshot stream of DRA driver gpu.example.com works again after 2 failed"
+        + " attempts");
+    failAndRetry();
+    assertThat(log().lines().filter(l -> l.contains(FAILED) && l.contains("WARN"))).hasSize(2);
+  }
+}
