@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 /**
  * The effective configuration of every Nodelet PID as JSON, as the kubelet's {@code /configz} serves its own: per
  * PID, each key's value in force (the configured one, else the metatype's default), the keys that were configured,
- * and the configured keys that no component reads. Secret values never leave: an attribute the metatype types as a
+ * and the configured keys that the metatype does not describe (no component reads them; their values are not shown). Secret values never leave: an attribute the metatype types as a
  * password, and any key that names a token, password, secret, credential or key, show as {@value #REDACTED}.
  */
 final class Configz {
@@ -68,8 +68,9 @@ final class Configz {
     Map<String, Object> effective = new TreeMap<>();
     described.values().stream().filter(a -> a.defaultValue() != null)
         .forEach(a -> effective.put(a.id(), a.defaultValue()));
+    // a key the metatype does not describe is in force nowhere: listed under unknownKeys only
     configured.forEach((key, value) -> {
-      if (!ConfigurationKeys.framework(key)) {
+      if (!ConfigurationKeys.framework(key) && (described.isEmpty() || described.containsKey(key))) {
         effective.put(key, value);
       }
     });

@@ -92,7 +92,10 @@ final class ConfigzSource {
     }
     List<Object> values = new ArrayList<>();
     for (String value : defaults) {
-      values.add(typed(definition.getType(), value));
+      // bnd writes an empty array's default as one empty string
+      if (definition.getCardinality() == 0 || !value.isEmpty()) {
+        values.add(typed(definition.getType(), value));
+      }
     }
     if (definition.getCardinality() == 0) {
       return values.isEmpty() ? null : values.get(0);

@@ -87,8 +87,7 @@ class ConfigzTest {
               "properties": {
                 "max.watches": 10,
                 "persistence.key.file": "",
-                "resync.interval.seconds": 60,
-                "resync.intervall.seconds": "5"
+                "resync.interval.seconds": 60
               },
               "setKeys": ["max.watches", "resync.intervall.seconds"],
               "unknownKeys": ["resync.intervall.seconds"]
