@@ -28,10 +28,11 @@ public final class ConfigurationKeys {
 
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationKeys.class);
 
-  /** Keys the framework, Config Admin, FileInstall, Karaf or Declarative Services put into a configuration. */
-  private static final Set<String> FRAMEWORK_KEYS = Set.of("service.pid", "service.factoryPid",
-      "service.bundleLocation", "component.name", "component.id", "felix.fileinstall.filename", "service.ranking");
-  private static final List<String> FRAMEWORK_PREFIXES = List.of("component.", "felix.fileinstall.",
+  /**
+   * Keys the framework, Config Admin, FileInstall, Karaf or Declarative Services put into a configuration, or that
+   * OSGi reserves ({@code service.*}: the PID, the factory PID, the bundle location, a service's ranking).
+   */
+  private static final List<String> FRAMEWORK_PREFIXES = List.of("service.", "component.", "felix.fileinstall.",
       "org.apache.karaf.features.", "osgi.ds.", ".", ":");
 
   private final String pid;
@@ -105,7 +106,7 @@ public final class ConfigurationKeys {
    *     {@code <name>.target} filter), rather than the component
    */
   public static boolean framework(String key) {
-    return FRAMEWORK_KEYS.contains(key) || key.endsWith(".target") && key.length() > ".target".length()
+    return key.endsWith(".target") && key.length() > ".target".length()
         || FRAMEWORK_PREFIXES.stream().anyMatch(key::startsWith);
   }
 
