@@ -226,6 +226,9 @@ class LauncherIT {
       assertThat(text).doesNotContain("db-credentials").doesNotContain("registry-auth").doesNotContain("web-tls")
           .doesNotContain("password");
       assertThat(scrape(port, "application/openmetrics-text; version=1.0.0")).endsWith("# EOF\n");
+      // the standard process and JVM families
+      assertThat(text).contains("process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
+          "jvm_threads_current ", "jvm_memory_used_bytes{area=\"heap\"} ", "jvm_gc_collection_seconds_count{");
 
       // a change on the server moves the propagation histogram of the watch store
       String series = "nodelet_store_watch_propagation_delay_seconds_count{resource=\"configmaps\"}";
@@ -355,6 +358,13 @@ class LauncherIT {
       String error = new String(failing.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(failing.waitFor()).isEqualTo(1);
       assertThat(error).contains("nothing-here");
+
+      Process wrong = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+          "--run", dir.resolve("run").toString(), "--exec", "nodelet:get Token").redirectErrorStream(true).start();
+      String usage = new String(wrong.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(wrong.waitFor()).isEqualTo(1);
+      assertThat(usage).contains("nodelet:get: wrong arguments: Token\n"
+          + "usage: nodelet:get [--show-secret] <configmap|secret> <namespace> <name>").doesNotContain("coerce");
     } finally {
       process.destroyForcibly();
     }
@@ -443,6 +453,37 @@ class LauncherIT {
       assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(process.exitValue()).isEqualTo(2);
       assertThat(awaitLine("nodelet: ")).contains("Bad_Node").contains("not a valid Kubernetes node name");
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aMisspeltKeyIsWarnedAboutOnceAndConfigzShowsTheEffectiveConfigurationWithoutSecrets() throws Exception {
+    Files.createDirectories(dir.resolve("etc"));
+    Files.writeString(dir.resolve("etc").resolve("dev.nodelet.store.watch.cfg"), "resync.intervall.seconds=5\n");
+    Files.writeString(dir.resolve("etc").resolve("dev.nodelet.configmap.cfg"),
+        "strategy.targt=(nodelet.strategy=ttl)\nexample.token=s3cr3t-value\n");
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    Process process = launch("--metrics-port", String.valueOf(port));
+    try {
+      awaitLine(Main.READY);
+      assertThat(awaitLineContaining("unknown key resync.intervall.seconds")).endsWith("Configuration "
+          + "dev.nodelet.store.watch: unknown key resync.intervall.seconds is ignored; did you mean "
+          + "resync.interval.seconds? (etc/dev.nodelet.store.watch.cfg)");
+      assertThat(awaitLineContaining("unknown key strategy.targt")).endsWith("did you mean strategy.target? "
+          + "(etc/dev.nodelet.configmap.cfg)");
+      HttpResponse<String> configz = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + port + "/configz")).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(configz.statusCode()).isEqualTo(200);
+      assertThat(configz.body()).contains("\"dev.nodelet.store.watch\": {", "\"resync.interval.seconds\": 60",
+          "\"unknownKeys\": [\"resync.intervall.seconds\"]", "\"node.name\": \"nodelet-demo\"",
+          "\"unknownKeys\": [\"example.token\", \"strategy.targt\"]").doesNotContain("s3cr3t-value");
+      assertThat(lines()).noneMatch(line -> line.contains("s3cr3t-value"))
+          .filteredOn(line -> line.contains("unknown key")).hasSize(3);
     } finally {
       process.destroyForcibly();
     }

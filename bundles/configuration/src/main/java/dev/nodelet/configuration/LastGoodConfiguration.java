@@ -3,10 +3,12 @@ package dev.nodelet.configuration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.felix.hc.api.HealthCheck;
@@ -44,6 +46,7 @@ public final class LastGoodConfiguration<C, S> {
   private volatile String problem; // why it waits; null once a valid configuration came
   private ServicePublisher.Registration check; // guarded by this; registered while it waits
   private String refused; // guarded by this; the error of the last configuration refused since one was applied
+  private Optional<ConfigurationKeys> keys; // guarded by this; from the first configuration's type; empty if untyped
 
   /** A service of the component, registered once a valid configuration is in force. */
   private static final class Service {
@@ -142,15 +145,19 @@ public final class LastGoodConfiguration<C, S> {
    * valid one that differs from the settings in force is handed to {@code change}, then becomes the settings in
    * force: the waiting ends (its health check goes), and the services are registered, or given the new properties.
    * An invalid one is refused: one error naming the key is logged, the settings in force stay, and a component
-   * without any waits, reporting it through its health check.
+   * without any waits, reporting it through its health check. A key of {@code properties} that the configuration
+   * type does not have (a misspelling) gets a warning, once, naming the nearest key it has (see
+   * {@link ConfigurationKeys}).
    *
    * @param config the configuration
-   * @param properties the component's properties (private ones, starting with '.', are not published)
+   * @param properties the component's properties, as Declarative Services gives them (private ones, starting with
+   *     '.', are not published)
    * @param change applies the new settings to the component; if it throws (a port in use, say), the error is logged
    *     and the component waits as with an invalid configuration, until a valid one can be applied
    * @return whether the configuration was applied
    */
   public synchronized boolean apply(C config, Map<String, ?> properties, Consumer<? super S> change) {
+    keys(config).ifPresent(k -> k.check(properties));
     S next;
     try {
       next = Objects.requireNonNull(validate.apply(config));
@@ -181,6 +188,23 @@ public final class LastGoodConfiguration<C, S> {
     problem = null;
     publish(properties);
     return true;
+  }
+
+  /** @return the warnings given for keys the configuration type does not have, oldest first */
+  public synchronized List<String> unknownKeys() {
+    return keys == null ? List.of() : keys.map(ConfigurationKeys::warnings).orElse(List.of());
+  }
+
+  private Optional<ConfigurationKeys> keys(C config) {
+    if (keys == null) {
+      // Declarative Services and the OSGi converter hand a proxy of the annotation type
+      List<Class<?>> types = config == null ? List.of()
+          : Arrays.stream(config.getClass().getInterfaces()).filter(Class::isAnnotation).toList();
+      Set<String> known = new HashSet<>();
+      types.forEach(type -> known.addAll(ConfigurationKeys.keysOf(type)));
+      keys = types.isEmpty() ? Optional.empty() : Optional.of(new ConfigurationKeys(pid, known));
+    }
+    return keys;
   }
 
   private void refuse(String error) {

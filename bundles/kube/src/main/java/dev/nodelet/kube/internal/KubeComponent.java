@@ -65,8 +65,9 @@ public final class KubeComponent {
   private Optional<Connection> connection = Optional.empty(); // guarded by this
 
   @Activate
-  public KubeComponent(BundleContext context, @Reference KubeMetrics metrics, KubeConfiguration config) {
-    this(ServicePublisher.of(context), System::getenv, KubeComponent::hostName, metrics, config);
+  public KubeComponent(BundleContext context, @Reference KubeMetrics metrics, KubeConfiguration config,
+      Map<String, Object> properties) {
+    this(ServicePublisher.of(context), System::getenv, KubeComponent::hostName, metrics, config, properties);
   }
 
   /**
@@ -75,11 +76,17 @@ public final class KubeComponent {
    */
   KubeComponent(ServicePublisher services, UnaryOperator<String> environment, Supplier<String> hostName,
       KubeConfiguration config) {
-    this(services, environment, hostName, new KubeMetrics(), config);
+    this(services, environment, hostName, new KubeMetrics(), config, Map.of());
   }
 
   KubeComponent(ServicePublisher services, UnaryOperator<String> environment, Supplier<String> hostName,
       KubeMetrics metrics, KubeConfiguration config) {
+    this(services, environment, hostName, metrics, config, Map.of());
+  }
+
+  /** @param properties the component's properties, whose keys are checked against the configuration's */
+  KubeComponent(ServicePublisher services, UnaryOperator<String> environment, Supplier<String> hostName,
+      KubeMetrics metrics, KubeConfiguration config, Map<String, Object> properties) {
     this.factory = new KubeClientFactory(metrics);
     this.metrics = metrics;
     this.publisher = publisher(services);
@@ -87,7 +94,7 @@ public final class KubeComponent {
     this.hostName = hostName;
     // with no valid configuration the component stays active and registers nothing until a valid one comes
     this.configuration = LastGoodConfiguration.waiting(PID, "the Kubernetes client", this::validate, services);
-    modified(config);
+    modified(config, properties);
   }
 
   /**
@@ -96,8 +103,8 @@ public final class KubeComponent {
    * registered). Never throws for an invalid one.
    */
   @Modified
-  synchronized void modified(KubeConfiguration config) {
-    configuration.apply(config, Map.of(), settings -> {
+  synchronized void modified(KubeConfiguration config, Map<String, Object> properties) {
+    configuration.apply(config, properties, settings -> {
       KubernetesClient client = factory.create(settings);
       connection.ifPresent(Connection::close);
       connection = Optional.of(connect(settings, client));
@@ -121,6 +128,11 @@ public final class KubeComponent {
    *
    * @throws InvalidSettingException naming the key that is wrong
    */
+  /** The warnings given for keys its configuration does not have; for tests. */
+  List<String> unknownKeys() {
+    return configuration.unknownKeys();
+  }
+
   private KubeSettings validate(KubeConfiguration config) {
     KubeSettings settings = KubeSettings.from(config, environment, hostName);
     factory.clientConfig(settings);

@@ -62,6 +62,19 @@ class KubeComponentTest {
   }
 
   @Test
+  void aMisspeltKeyIsNamedWithTheKeyItMeant() {
+    Map<String, Object> configured = Map.of("master.url", server.url(), "node.name", "node-a",
+        "request.timout", 5000);
+    Map<String, Object> properties = new java.util.HashMap<>(configured);
+    properties.putAll(Map.of("service.pid", KubeComponent.PID, "component.name", "kube", "component.id", 1L));
+    component = new KubeComponent(registry, name -> null, () -> "unused-host", new KubeMetrics(), config(configured),
+        properties);
+    assertThat(nodes(KubernetesClient.class)).as("served all the same").containsExactly("node-a");
+    assertThat(component.unknownKeys()).containsExactly("Configuration dev.nodelet.kube: unknown key request.timout"
+        + " is ignored; did you mean request.timeout? (etc/dev.nodelet.kube.cfg)");
+  }
+
+  @Test
   void invalidChangesAreRefusedAndTheClientInServiceStays() {
     component = component(Map.of("master.url", server.url(), "node.name", "node-a"));
     assertThat(nodes(KubernetesClient.class)).containsExactly("node-a");
@@ -78,14 +91,14 @@ class KubeComponentTest {
         Map.of("master.url", server.url(), "node.name", "node-a", "connection.timeout", -1),
         Map.of("kubeconfig.path", "/no/such/kubeconfig", "node.name", "node-a"),
         Map.of("master.url", server.url(), "node.name", "node-a", "context", "no-kubeconfig"));
-    invalid.forEach(properties -> component.modified(config(properties)));
+    invalid.forEach(properties -> component.modified(config(properties), Map.of()));
 
     assertThat(registry.history).as("nothing unregistered or registered, no health check").isEqualTo(registered);
     assertThat(component.settings()).hasValueSatisfying(s -> assertThat(s.nodeName()).isEqualTo("node-a"));
     // the client still works
     assertThat(client.namespaces().list().getItems()).isNotNull();
 
-    component.modified(config(Map.of("master.url", server.url(), "node.name", "node-b")));
+    component.modified(config(Map.of("master.url", server.url(), "node.name", "node-b")), Map.of());
     assertThat(nodes(KubernetesClient.class)).containsExactly("node-b");
     assertThat(registry.services(KubernetesClient.class).get(0)).isNotSameAs(client);
   }
@@ -97,11 +110,11 @@ class KubeComponentTest {
     assertThat(component.settings()).isEmpty();
     assertThat(registry.health()).startsWith("CRITICAL the Kubernetes client waits for a valid configuration"
         + " dev.nodelet.kube: node.name").endsWith("; correct it (etc/dev.nodelet.kube.cfg)");
-    component.modified(config(Map.of("master.url", server.url(), "node.name", "Still_Bad")));
+    component.modified(config(Map.of("master.url", server.url(), "node.name", "Still_Bad")), Map.of());
     assertThat(registry.services(KubernetesClient.class)).isEmpty();
     assertThat(registry.health()).contains("Still_Bad");
 
-    component.modified(config(Map.of("master.url", server.url(), "node.name", "node-a")));
+    component.modified(config(Map.of("master.url", server.url(), "node.name", "node-a")), Map.of());
     assertThat(nodes(KubernetesClient.class)).containsExactly("node-a");
     // the waiting check went; the checks of the API server and of the node came with the client
     assertThat(registry.healthChecks()).containsOnlyKeys("nodelet-apiserver", "nodelet-node");

@@ -1,5 +1,6 @@
 package dev.nodelet.managers.internal;
 
+import dev.nodelet.configuration.ConfigurationKeys;
 import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.PodReceipt;
@@ -43,15 +44,21 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
   private final SwitchableObjectManager<T> manager;
   private final StrategyBindings strategies;
   private final String pid;
+  /** Warns about a misspelt key ({@code strategy.targt}), which would leave the default strategy in force. */
+  private final ConfigurationKeys keys;
 
   /**
    * @param manager the manager to publish, built with the bundle's metrics; closed on deactivation, which takes its
    *     series from the metrics
    */
-  ManagerComponent(SwitchableObjectManager<T> manager, String pid, ManagerConfiguration config) {
+  ManagerComponent(SwitchableObjectManager<T> manager, String pid, ManagerConfiguration config,
+      Map<String, Object> properties) {
     this.manager = manager;
     this.strategies = new StrategyBindings(manager);
     this.pid = pid;
+    this.keys = ConfigurationKeys.of(pid, ManagerConfiguration.class, ObjectManager.RESOURCE_PROPERTY,
+        ObjectManager.PID_PROPERTY);
+    keys.check(properties);
     LOG.info("Manager of {} active ({}): strategy {}", manager.type().plural(), pid, config.strategy_target());
     try {
       StrategyTarget.check(pid, config.strategy_target());
@@ -67,7 +74,8 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
    * registration is lost, whatever the new value.
    */
   @Modified
-  void modified(ManagerConfiguration config) {
+  void modified(ManagerConfiguration config, Map<String, Object> properties) {
+    keys.check(properties);
     LOG.info("Manager of {} reconfigured ({}): strategy {}", type().plural(), pid, config.strategy_target());
     StrategyTarget.check(pid, config.strategy_target());
   }
@@ -86,6 +94,11 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
 
   void removeStrategy(StoreStrategy strategy, Map<String, Object> properties) {
     strategies.unbind(strategy, properties);
+  }
+
+  /** The warnings given for keys the configuration does not have; for tests. */
+  List<String> unknownKeys() {
+    return keys.warnings();
   }
 
   @Deactivate

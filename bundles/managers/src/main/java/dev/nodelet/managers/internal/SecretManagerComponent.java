@@ -6,6 +6,7 @@ import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.objectcache.SecretManager;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Map;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -23,8 +24,13 @@ public final class SecretManagerComponent extends ManagerComponent<Secret> imple
 
   @Activate
   public SecretManagerComponent(@Reference KubernetesClient client, @Reference ManagerMetricsService metrics,
-      ManagerConfiguration config) {
-    super(ObjectManagers.secrets(client).metrics(metrics.metrics()).build(), PID, config);
+      ManagerConfiguration config, Map<String, Object> properties) {
+    super(ObjectManagers.secrets(client).metrics(metrics.metrics()).build(), PID, config, properties);
+  }
+
+  /** For tests: without the component's properties, so without the check of the configuration's keys. */
+  SecretManagerComponent(KubernetesClient client, ManagerMetricsService metrics, ManagerConfiguration config) {
+    this(client, metrics, config, Map.of());
   }
 
   @Override

@@ -7,6 +7,7 @@ import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -41,12 +42,37 @@ class StrategyTargetTest {
               .endMetadata().withNewSpec().addNewVolume().withName("v").withNewSecret().withSecretName("s")
               .endSecret().endVolume().addNewVolume().withName("c").withNewConfigMap().withName("s").endConfigMap()
               .endVolume().endSpec().build());
-          component.modified(config("(broken"));
+          component.modified(config("(broken"), Map.of());
           assertThat(component.strategy()).isEqualTo(ObjectManager.BUILT_IN_STRATEGY);
           assertThat(component.registeredPods()).containsExactly(new RegisteredPod("ns", "p", "u", List.of("s")));
         } finally {
           component.deactivate();
         }
+      }
+    }
+  }
+
+  @Test
+  void aMisspeltTargetIsNamedOnceWithTheKeyItMeant() {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient()) {
+      // what Declarative Services gives the component for etc/dev.nodelet.configmap.cfg holding strategy.targt
+      Map<String, Object> configured = Map.of("strategy.targt", "(nodelet.strategy=ttl)");
+      Map<String, Object> properties = new HashMap<>(configured);
+      properties.putAll(Map.of("service.pid", ConfigMapManagerComponent.PID, "felix.fileinstall.filename",
+          "file:/node/etc/dev.nodelet.configmap.cfg", "component.name", "x", "component.id", 3L,
+          ObjectManager.RESOURCE_PROPERTY, "configmaps", ObjectManager.PID_PROPERTY, ConfigMapManagerComponent.PID));
+      ManagerConfiguration config = Converters.standardConverter().convert(configured)
+          .to(ManagerConfiguration.class);
+      ConfigMapManagerComponent component = new ConfigMapManagerComponent(client, new ManagerMetricsService(),
+          config, properties);
+      try {
+        component.modified(config, properties);
+        assertThat(component.unknownKeys()).containsExactly("Configuration dev.nodelet.configmap: unknown key "
+            + "strategy.targt is ignored; did you mean strategy.target? (etc/dev.nodelet.configmap.cfg)");
+        assertThat(component.strategy()).as("the default strategy stays in force").isNotEqualTo("ttl");
+      } finally {
+        component.deactivate();
       }
     }
   }

@@ -8,6 +8,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -23,6 +24,9 @@ import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.service.metatype.MetaTypeService;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,28 +50,58 @@ public final class MetricsEndpoint {
 
   private final PrometheusRegistry registry = new PrometheusRegistry();
   private final LastGoodConfiguration<MetricsConfiguration, MetricsSettings> config;
+  private final ConfigzHandler configz;
+  private final BundleContext context;
   private Server server; // guarded by this; null until a valid configuration came
 
+  @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  private volatile ConfigurationAdmin configurationAdmin;
+
+  @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  private volatile MetaTypeService metaType;
+
   @Activate
-  public MetricsEndpoint(BundleContext context, MetricsConfiguration config) {
-    this(ServicePublisher.of(context), config);
+  public MetricsEndpoint(BundleContext context, MetricsConfiguration config, Map<String, Object> properties) {
+    this(context, ServicePublisher.of(context), config, properties, null);
   }
 
   /** For tests: where the health check of a waiting endpoint goes. */
   MetricsEndpoint(ServicePublisher publisher, MetricsConfiguration config) {
+    this(null, publisher, config, Map.of(), null);
+  }
+
+  /**
+   * @param context where the metatype of the configurations is looked up; null in tests that give {@code configz}
+   * @param configz what {@code /configz} shows; null to read it from Config Admin and the metatype
+   */
+  MetricsEndpoint(BundleContext context, ServicePublisher publisher, MetricsConfiguration config,
+      Map<String, Object> properties, ConfigzHandler.Source configz) {
+    this.context = context;
     this.config = LastGoodConfiguration.waiting(PID, "the metrics endpoint", MetricsSettings::of, publisher);
-    modified(config);
+    this.configz = new ConfigzHandler(configz != null ? configz : this::readConfigz);
+    JvmProcessMetrics.register(registry);
+    modified(config, properties);
+  }
+
+  private List<Configz.Pid> readConfigz() throws IOException {
+    ConfigurationAdmin admin = configurationAdmin;
+    if (admin == null || context == null) {
+      throw new IllegalStateException("no Configuration Admin service");
+    }
+    return ConfigzSource.read(context, admin, metaType);
   }
 
   @Modified
-  synchronized void modified(MetricsConfiguration next) {
-    config.apply(next, Map.of(), settings -> {
+  synchronized void modified(MetricsConfiguration next, Map<String, Object> properties) {
+    config.apply(next, properties, settings -> {
       // the old port is given up first: a new address with the same port must be able to bind it
       if (server != null) {
         server.close();
         server = null;
       }
-      server = Server.start(settings, registry);
+      server = Server.start(settings, registry, configz);
     });
   }
 
@@ -87,6 +121,11 @@ public final class MetricsEndpoint {
 
   void removeCollector(MultiCollector collector) {
     registry.unregister(collector);
+  }
+
+  /** @return the warnings given for keys its configuration does not have */
+  List<String> unknownKeys() {
+    return config.unknownKeys();
   }
 
   /** @return the address the endpoint listens on */
@@ -109,13 +148,15 @@ public final class MetricsEndpoint {
       this.address = address;
     }
 
-    static Server start(MetricsSettings settings, PrometheusRegistry registry) {
+    static Server start(MetricsSettings settings, PrometheusRegistry registry, ConfigzHandler configz) {
       ExecutorService executor = executor();
       try {
+        // every path but /metrics comes to the default handler: /configz, or not found
         HTTPServer http = HTTPServer.builder().inetAddress(settings.address()).port(settings.port())
-            .registry(registry).executorService(executor).buildAndStart();
+            .registry(registry).executorService(executor).defaultHandler(configz).buildAndStart();
         InetSocketAddress address = new InetSocketAddress(settings.address(), http.getPort());
-        LOG.info("Metrics served at http://{}:{}/metrics", settings.address().getHostAddress(), http.getPort());
+        LOG.info("Metrics served at http://{}:{}/metrics, the effective configuration at /configz",
+            settings.address().getHostAddress(), http.getPort());
         return new Server(http, executor, address);
       } catch (IOException e) {
         executor.shutdownNow();

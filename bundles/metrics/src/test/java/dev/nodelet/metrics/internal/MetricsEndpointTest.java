@@ -95,7 +95,7 @@ class MetricsEndpointTest {
     try (ServerSocket socket = new ServerSocket(0)) {
       free = socket.getLocalPort();
     }
-    endpoint.modified(config(Map.of("port", free, "address", "localhost")));
+    endpoint.modified(config(Map.of("port", free, "address", "localhost")), Map.of());
     int second = endpoint.address().getPort();
     assertThat(scrape(null).statusCode()).isEqualTo(200);
     assertThat(second).isEqualTo(free);
@@ -118,16 +118,16 @@ class MetricsEndpointTest {
     assertThat(registry.health()).startsWith("CRITICAL the metrics endpoint waits for a valid configuration"
         + " dev.nodelet.metrics: port").contains("70000");
     assertThatThrownBy(endpoint::address).isInstanceOf(IllegalStateException.class);
-    endpoint.modified(config(Map.of("port", 0, "address", "no such host.invalid")));
+    endpoint.modified(config(Map.of("port", 0, "address", "no such host.invalid")), Map.of());
     assertThat(registry.health()).contains("address: ");
-    endpoint.modified(config(Map.of("port", 0)));
+    endpoint.modified(config(Map.of("port", 0)), Map.of());
     assertThat(registry.healthCheck()).as("the first valid configuration brings it up").isEmpty();
     assertThat(scrape(null).statusCode()).isEqualTo(200);
     endpoint.deactivate();
 
     endpoint = new MetricsEndpoint(new RecordingPublisher(), config(Map.of("port", 0)));
     int port = endpoint.address().getPort();
-    endpoint.modified(config(Map.of("port", -1)));
+    endpoint.modified(config(Map.of("port", -1)), Map.of());
     assertThat(endpoint.address().getPort()).isEqualTo(port);
     assertThat(scrape(null).statusCode()).isEqualTo(200);
   }

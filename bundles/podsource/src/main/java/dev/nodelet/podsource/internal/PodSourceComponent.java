@@ -46,25 +46,30 @@ public final class PodSourceComponent {
 
   @Activate
   public PodSourceComponent(BundleContext context, @Reference Reflectors reflectors, @Reference NodeIdentity node,
-      PodSourceConfiguration config) {
-    this(ServicePublisher.of(context), reflectors, node, config);
+      PodSourceConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), reflectors, node, config, properties);
   }
 
   /** For tests: where the health check of a waiting pod source goes. */
   PodSourceComponent(ServicePublisher publisher, Reflectors reflectors, NodeIdentity node,
       PodSourceConfiguration config) {
+    this(publisher, reflectors, node, config, Map.of());
+  }
+
+  private PodSourceComponent(ServicePublisher publisher, Reflectors reflectors, NodeIdentity node,
+      PodSourceConfiguration config, Map<String, Object> properties) {
     this.reflectors = reflectors;
     this.nodeName = node.nodeName();
     this.configuration = LastGoodConfiguration.waiting(PID, "the pod source", Settings::from, publisher)
         .publishing(new PodsListedHealthCheck(nodeName, this::source), PodsListedHealthCheck.PROPERTIES,
             HealthCheck.class);
-    modified(config);
+    modified(config, properties);
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  synchronized void modified(PodSourceConfiguration config) {
-    configuration.apply(config, Map.of(), next -> {
+  synchronized void modified(PodSourceConfiguration config, Map<String, Object> properties) {
+    configuration.apply(config, properties, next -> {
       if (source != null) {
         source.setListenerThreads(next.listenerThreads());
         return;

@@ -87,7 +87,7 @@ class PodSourceConfigurationTest {
     assertThat(api.server().openWatches("pods", "spec.nodeName=node-a")).isZero();
     assertThat(registry.health()).startsWith("CRITICAL");
 
-    component.modified(config(Map.of("listener.threads", 2)));
+    component.modified(config(Map.of("listener.threads", 2)), Map.of());
     assertThat(component.threads()).isEqualTo(2);
     assertThat(registry.healthChecks().keySet()).containsExactly("nodelet-pods-listed");
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
@@ -143,16 +143,16 @@ class PodSourceConfigurationTest {
     await().atMost(WAIT).until(() -> listener.calls().equals(List.of("register ns/a v=1")));
 
     for (Object bad : List.of(0, -4, 65, "two", Long.MAX_VALUE)) {
-      component.modified(config(Map.of("listener.threads", bad)));
+      component.modified(config(Map.of("listener.threads", bad)), Map.of());
       assertThat(component.threads()).as("after listener.threads=" + bad).isEqualTo(3);
     }
     put("b");
     await().atMost(WAIT).until(() -> listener.calls().size() == 2);
 
-    component.modified(config(Map.of("listener.threads", 1)));
+    component.modified(config(Map.of("listener.threads", 1)), Map.of());
     assertThat(component.threads()).isEqualTo(1);
     put("c");
-    component.modified(config(Map.of("listener.threads", 8)));
+    component.modified(config(Map.of("listener.threads", 8)), Map.of());
     assertThat(component.threads()).isEqualTo(8);
     put("d");
     await().atMost(WAIT).until(() -> listener.calls().size() == 4);

@@ -91,22 +91,26 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
   private volatile Optional<Running> running = Optional.empty();
 
   @Activate
-  public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config) {
-    this(ServicePublisher.of(context), config);
+  public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), config, properties);
   }
 
   /** For tests: where the drivers and the health check go. */
   GrpcDraComponent(ServicePublisher publisher, GrpcDraConfiguration config) {
+    this(publisher, config, Map.of());
+  }
+
+  private GrpcDraComponent(ServicePublisher publisher, GrpcDraConfiguration config, Map<String, Object> properties) {
     this.publisher = publisher;
     this.configuration = LastGoodConfiguration.waiting(PID, "the external DRA drivers' registration",
         Settings::from, publisher);
-    modified(config);
+    modified(config, properties);
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  synchronized void modified(GrpcDraConfiguration config) {
-    configuration.apply(config, Map.of(), next -> {
+  synchronized void modified(GrpcDraConfiguration config, Map<String, Object> properties) {
+    configuration.apply(config, properties, next -> {
       // the drivers are withdrawn and register again through the new watch
       running.ifPresent(Running::close);
       running = Optional.empty();

@@ -78,7 +78,8 @@ class GrpcDraComponentTest {
     assertThat(Thread.getAllStackTraces().keySet()).as("no watch, no event loop")
         .noneMatch(t -> t.getName().startsWith(Transport.THREAD_PREFIX));
 
-    component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 50)));
+    component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 50)),
+        Map.of());
     await().until(() -> drivers().equals(List.of("gpu.example.com")));
     assertThat(registry.healthCheck()).as("readiness no longer held").isEmpty();
   }
@@ -95,14 +96,16 @@ class GrpcDraComponentTest {
     for (Map<String, Object> bad : List.of(Map.<String, Object>of("registration.folder", folder.toString(),
         "poll.interval.millis", 1), Map.<String, Object>of("registration.folder", folder.toString(), "io.threads",
             0))) {
-      component.modified(config(bad));
+      component.modified(config(bad), Map.of());
     }
-    component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 50)));
+    component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 50)),
+        Map.of());
     assertThat(component.settings().orElseThrow().pollInterval().toMillis()).isEqualTo(50);
     assertThat(registry.history).as("nothing withdrawn, no health check")
         .containsExactly("register [dev.nodelet.dra.DraDriver]");
 
-    component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 60)));
+    component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 60)),
+        Map.of());
     assertThat(component.settings().orElseThrow().pollInterval().toMillis()).isEqualTo(60);
     await().until(() -> registry.history.equals(List.of("register [dev.nodelet.dra.DraDriver]",
         "unregister [dev.nodelet.dra.DraDriver]", "register [dev.nodelet.dra.DraDriver]")));

@@ -26,4 +26,9 @@ public final class ClaimsCommands {
   public String claims() {
     return ClaimViews.claims(status);
   }
+
+  /** {@code nodelet:claims} with arguments: its usage (Gogo would only say it cannot coerce them). */
+  public String claims(String... args) {
+    throw Usage.wrong("claims", args);
+  }
 }

@@ -31,9 +31,21 @@ public final class DraCommands {
     return DraViews.drivers(status.drivers());
   }
 
+  /** {@code nodelet:drivers} with arguments: its usage (Gogo would only say it cannot coerce them). */
+  @Descriptor("Prints the usage of nodelet:drivers")
+  public String drivers(String... args) {
+    throw Usage.wrong("drivers", args);
+  }
+
   /** {@code nodelet:slices}: one line per ResourceSlice of this node. */
   @Descriptor("Lists this node's ResourceSlices: driver, pool, generation and device count")
   public String slices() {
     return DraViews.slices(status.slices());
+  }
+
+  /** {@code nodelet:slices} with arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:slices")
+  public String slices(String... args) {
+    throw Usage.wrong("slices", args);
   }
 }

@@ -104,15 +104,27 @@ public final class ObjectCacheCommands {
       + "on the API server, when Nodelet saw it, and whether it may be stale")
   public String pods(@Descriptor("--receipts") String option) {
     if (!"--receipts".equals(option)) {
-      throw new IllegalArgumentException("unknown option " + option + ", the only option is --receipts");
+      throw Usage.problem("pods", "unknown option " + option + ", the only option is --receipts");
     }
     return ObjectViews.receipts(managers());
+  }
+
+  /** {@code nodelet:pods} with other arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:pods")
+  public String pods(String... args) {
+    throw Usage.wrong("pods", args);
   }
 
   /** {@code nodelet:objects}: every referenced object with its strategy, state, reference count and last access. */
   @Descriptor("Lists every referenced ConfigMap and Secret with its strategy, state, references and last access")
   public String objects() {
     return ObjectViews.objects(managers());
+  }
+
+  /** {@code nodelet:objects} with arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:objects")
+  public String objects(String... args) {
+    throw Usage.wrong("objects", args);
   }
 
   /** {@code nodelet:get <configmap|secret> <namespace> <name>}: one object as YAML, Secret data redacted. */
@@ -127,9 +139,15 @@ public final class ObjectCacheCommands {
   public String get(@Descriptor("--show-secret") String option, @Descriptor("configmap (cm) or secret") String kind,
       @Descriptor("the namespace") String namespace, @Descriptor("the object's name") String name) {
     if (!SHOW_SECRET.equals(option)) {
-      throw new IllegalArgumentException("unknown option " + option + ", the only option is " + SHOW_SECRET);
+      throw Usage.problem("get", "unknown option " + option + ", the only option is " + SHOW_SECRET);
     }
     return show(manager(kind).manager().get(namespace, name), true);
+  }
+
+  /** {@code nodelet:get} with other arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:get")
+  public String get(String... args) {
+    throw Usage.wrong("get", args);
   }
 
   /** {@code nodelet:strategy}: the strategy each manager uses now. */
@@ -161,9 +179,15 @@ public final class ObjectCacheCommands {
   public String strategy(@Descriptor("--force") String option, @Descriptor("configmap (cm) or secret") String kind,
       @Descriptor("the strategy's name") String strategy) throws IOException {
     if (!FORCE.equals(option)) {
-      throw new IllegalArgumentException("unknown option " + option + ", the only option is " + FORCE);
+      throw Usage.problem("strategy", "unknown option " + option + ", the only option is " + FORCE);
     }
     return strategy(kind, strategy, true);
+  }
+
+  /** {@code nodelet:strategy} with other arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:strategy")
+  public String strategy(String... args) {
+    throw Usage.wrong("strategy", args);
   }
 
   private String strategy(String kind, String strategy, boolean force) throws IOException {
@@ -211,6 +235,12 @@ public final class ObjectCacheCommands {
     watch(kind, namespace, name, System.out);
   }
 
+  /** {@code nodelet:watch} with other arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:watch")
+  public void watch(String... args) {
+    throw Usage.wrong("watch", args);
+  }
+
   /** Gogo gives each command thread its own {@code System.out}; tests give their own stream. */
   void watch(String kind, String namespace, String name, PrintStream out) {
     print(manager(kind).manager(), namespace, name, out);
@@ -244,6 +274,12 @@ public final class ObjectCacheCommands {
   @Descriptor("Shows open watches, watches closed for not keeping up and initial events, per manager")
   public String watchstats() {
     return ObjectViews.watchStatistics(managers());
+  }
+
+  /** {@code nodelet:watchstats} with arguments: its usage. */
+  @Descriptor("Prints the usage of nodelet:watchstats")
+  public String watchstats(String... args) {
+    throw Usage.wrong("watchstats", args);
   }
 
   private List<ObjectManager<?>> managers() {

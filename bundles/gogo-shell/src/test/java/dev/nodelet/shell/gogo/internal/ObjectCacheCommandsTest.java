@@ -100,7 +100,7 @@ class ObjectCacheCommandsTest {
     assertThat(commands.pods("--receipts").lines().filter(l -> l.contains(" secrets ")).findFirst().orElseThrow())
         .contains("yes: its TTL expired");
     assertThatThrownBy(() -> commands.pods("--all")).isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unknown option --all, the only option is --receipts");
+        .hasMessage("nodelet:pods: unknown option --all, the only option is --receipts\nusage: nodelet:pods [--receipts]");
   }
 
   @Test
@@ -122,7 +122,7 @@ class ObjectCacheCommandsTest {
     assertThat(commands.get("configmap", "ns", "settings")).contains("mode: \"fast\"");
     assertThatThrownBy(() -> commands.get("--all", "secret", "ns", "db"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unknown option --all, the only option is --show-secret");
+        .hasMessageStartingWith("nodelet:get: unknown option --all, the only option is --show-secret\nusage: nodelet:get");
     assertThatThrownBy(() -> commands.get("secrets", "ns", "other"))
         .isInstanceOf(NotRegisteredException.class).hasMessage("object \"ns\"/\"other\" not registered");
   }
@@ -145,7 +145,7 @@ class ObjectCacheCommandsTest {
             + "serves with its built-in get until it is installed");
     assertThatThrownBy(() -> commands.strategy("-f", "secret", "ttl"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unknown option -f, the only option is --force");
+        .hasMessageStartingWith("nodelet:strategy: unknown option -f, the only option is --force\nusage: nodelet:strategy");
     assertThatThrownBy(() -> commands.strategy("--force", "secret", "ttl"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("no ConfigurationAdmin service: the strategy of secrets cannot be configured");
