@@ -80,7 +80,7 @@ import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
 public class FelixChurnIT extends NodeletTestSupport {
 
   static final String CYCLES_PROPERTY = "nodelet.churn.cycles";
-  static final int DEFAULT_CYCLES = 100;
+  static final int DEFAULT_CYCLES = 20;
 
   private static final String NS = "default";
   private static final String EXAMPLE_DRIVER = "example.nodelet.dev";
