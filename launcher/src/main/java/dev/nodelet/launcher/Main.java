@@ -141,8 +141,8 @@ public final class Main {
       AtomicReference<String> phase = new AtomicReference<>(options.kubeconfig() == null && !options.inCluster()
           ? "starting the embedded API server" : "starting the framework");
       ScheduledFuture<?> progress = monitor.scheduleAtFixedRate(() -> out.println("Nodelet starting: "
-          + startProgress(started.get(), phase.get()) + " (" + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedAt)
-          + " s)"), 10, 10, TimeUnit.SECONDS);
+          + startProgress(started.get(), phase.get()) + " ("
+          + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedAt) + " s)"), 10, 10, TimeUnit.SECONDS);
       Map<String, Object> kube = new LinkedHashMap<>();
       Map<String, Map<String, Object>> configuration = new LinkedHashMap<>();
       configuration.put("dev.nodelet.kube", kube);

@@ -11,8 +11,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class ReadyWait {
 
-  /** The time limit when {@code --ready-timeout} is not given and persistence is off. */
-  static final int DEFAULT_SECONDS = 60;
+  /**
+   * The time limit when {@code --ready-timeout} is not given and persistence is off: 60 s (the system property
+   * {@code nodelet.ready.default.seconds} shortens it for tests that outlast it).
+   */
+  static final int DEFAULT_SECONDS = Integer.getInteger("nodelet.ready.default.seconds", 60);
 
   /** What is waited for: the framework's readiness. */
   interface Target {
