@@ -109,10 +109,10 @@ final class NodeletFramework {
   /**
    * Starts the framework and the bundles; Nodelet's own bundles start last, after {@code configuration} and
    * {@code factoryConfiguration} (keyed {@code factoryPid~name}) are in Config Admin, so their components activate
-   * once, with it.
+   * once, with it. {@code out} says when a jar of the deploy folder replaces a built-in bundle.
    */
-  void start(Map<String, Map<String, Object>> configuration, Map<String, Map<String, Object>> factoryConfiguration)
-      throws Exception {
+  void start(Map<String, Map<String, Object>> configuration, Map<String, Map<String, Object>> factoryConfiguration,
+      PrintStream out) throws Exception {
     List<Path> jars;
     try (Stream<Path> files = Files.list(bundlesDir)) {
       jars = files.filter(p -> p.toString().endsWith(".jar")).sorted().collect(Collectors.toList());
@@ -135,6 +135,7 @@ final class NodeletFramework {
         installed.add(context.installBundle(jar.toUri().toString()));
       }
       framework.start();
+      context.addBundleListener(new BuiltInBundles(jars, deployDir, this::context, out));
       gogo.register(context);
       installed.sort(Comparator.comparingInt(NodeletFramework::startOrder));
       boolean configured = false;
@@ -197,35 +198,6 @@ final class NodeletFramework {
     } finally {
       context.ungetService(ref);
     }
-  }
-
-  /**
-   * Waits until every bundle is active, the required services are registered, NodeIdentity serves this node (with its
-   * UID, which proves the client reached the API server, when {@code nodeMustExist}) and the readiness checks pass:
-   * the node's pods listed and handed to the managers, and their objects synced.
-   */
-  Status awaitReady(Duration timeout, String nodeName, PrintStream out) {
-    long start = System.nanoTime();
-    long deadline = start + timeout.toNanos();
-    String said = "";
-    Status status;
-    boolean readyBefore = false;
-    do {
-      status = status(nodeName, System.nanoTime() - start > TimeUnit.SECONDS.toNanos(3));
-      // the executor runs the checks in parallel, so one pass can see the pods handed to the managers after the
-      // cache-sync check looked at the managers: ready means ready on two passes in a row
-      if (status.ready() && readyBefore || (framework.getState() & Bundle.ACTIVE) == 0) {
-        return status;
-      }
-      readyBefore = status.ready();
-      // after a few seconds, say what readiness waits for, and again whenever that changes
-      if (System.nanoTime() - start > TimeUnit.SECONDS.toNanos(5) && !status.missing().equals(said)) {
-        said = status.missing();
-        out.println("Nodelet waiting: " + said);
-      }
-      sleep(100);
-    } while (System.nanoTime() < deadline);
-    return status;
   }
 
   /**
@@ -320,7 +292,17 @@ final class NodeletFramework {
     return framework.getBundleContext();
   }
 
-  private Status status(String nodeName, boolean probe) {
+  /** Whether the framework runs (it may be stopping). */
+  boolean running() {
+    return (framework.getState() & Bundle.ACTIVE) != 0;
+  }
+
+  /**
+   * Whether every bundle is active, the required services are registered, NodeIdentity serves this node with its UID
+   * (which proves the client reached the API server) and the readiness checks pass: the node's pods listed and
+   * handed to the managers, and their objects synced; else what is missing.
+   */
+  Status status(String nodeName, boolean probe) {
     BundleContext context = framework.getBundleContext();
     List<String> missing = new ArrayList<>();
     long active = 0;

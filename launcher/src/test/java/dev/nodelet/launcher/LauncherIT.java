@@ -56,12 +56,18 @@ class LauncherIT {
   }
 
   private Process launch(String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        java(), "-jar", JAR.toAbsolutePath().toString(),
+    return launchWith(List.of(), output(), args);
+  }
+
+  /** A launcher with these JVM options, whose output goes to {@code output}. */
+  private Process launchWith(List<String> jvmOptions, Path output, String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of(java()));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-jar", JAR.toAbsolutePath().toString(),
         "--no-shell", "--etc", dir.resolve("etc").toString(), "--work", dir.resolve("work").toString()));
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(output().toFile());
+        .redirectOutput(output.toFile());
     builder.environment().remove("KUBECONFIG");
     builder.environment().remove("NODE_NAME");
     return builder.start();
@@ -97,6 +103,17 @@ class LauncherIT {
 
   private List<String> lines() throws IOException {
     return Files.exists(output()) ? Files.readAllLines(output(), StandardCharsets.UTF_8) : List.of();
+  }
+
+  /** The exit status and output of {@code --exec COMMAND} against the launcher of {@code dir}. */
+  private static Exec exec(Path dir, String command) throws Exception {
+    Process exec = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+        "--etc", dir.resolve("etc").toString(), "--exec", command).redirectErrorStream(true).start();
+    String output = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    return new Exec(exec.waitFor(), output);
+  }
+
+  private record Exec(int status, String output) {
   }
 
   /** A client of the launcher's embedded API server, through the kubeconfig it writes. */
@@ -365,6 +382,23 @@ class LauncherIT {
       assertThat(wrong.waitFor()).isEqualTo(1);
       assertThat(usage).contains("nodelet:get: wrong arguments: Token\n"
           + "usage: nodelet:get [--show-secret] <configmap|secret> <namespace> <name>").doesNotContain("coerce");
+
+      // a second launcher on the same work folder is refused before it starts an API server or writes a kubeconfig
+      Path kubeconfig = dir.resolve("work").resolve("kubeconfig");
+      byte[] before = Files.readAllBytes(kubeconfig);
+      Path secondOutput = dir.resolve("second.txt");
+      Process second = launchWith(List.of(), secondOutput);
+      assertThat(second.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(second.exitValue()).isEqualTo(1);
+      assertThat(Files.readString(secondOutput)).contains("nodelet: cannot start: another Nodelet (PID "
+          + process.pid() + ") already uses the work folder " + dir.resolve("work").toAbsolutePath())
+          .doesNotContain("Embedded Kubernetes API server listening");
+      assertThat(Files.readAllBytes(kubeconfig)).isEqualTo(before);
+      // the first one still serves, kubectl's way (its kubeconfig) and through the command channel
+      try (KubernetesClient client = client()) {
+        assertThat(client.configMaps().inNamespace("default").withName("web-config").get()).isNotNull();
+      }
+      assertThat(exec(dir, "nodelet:objects").status()).isZero();
     } finally {
       process.destroyForcibly();
     }
@@ -384,6 +418,26 @@ class LauncherIT {
       }
       Files.delete(jar);
       awaitLineContaining("DRA driver deployed.example.com went away");
+
+      // a copy of a built-in bundle replaces it (FileInstall updates the bundle of that name): said once; its
+      // removal uninstalls it, and the built-in one comes back with the demo driver
+      Path builtIn;
+      try (Stream<Path> bundles = Files.list(Path.of("target", "bundles"))) {
+        builtIn = bundles.filter(p -> p.getFileName().toString().startsWith("nodelet-driver-example-")).findFirst()
+            .orElseThrow();
+      }
+      Path copy = dir.resolve("deploy").resolve(builtIn.getFileName());
+      Files.copy(builtIn, dir.resolve("deploy").resolve(".copy.tmp"));
+      Files.move(dir.resolve("deploy").resolve(".copy.tmp"), copy, StandardCopyOption.ATOMIC_MOVE);
+      assertThat(awaitLine("nodelet: WARN " + copy.toAbsolutePath())).contains(
+          "replaces the built-in bundle nodelet-driver-example", "brings the built-in one back");
+      Files.delete(copy);
+      awaitLine("nodelet: the built-in bundle nodelet-driver-example is back");
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(exec(dir, "nodelet:drivers").output())
+          .containsPattern("gpu\\.example\\.com +MONITORING"));
+      try (KubernetesClient client = client()) {
+        assertThat(devices(client, "nodelet-demo", "gpu.example.com")).isEqualTo(8);
+      }
     } finally {
       process.destroyForcibly();
     }
@@ -614,6 +668,74 @@ class LauncherIT {
       } finally {
         process.destroyForcibly();
       }
+    }
+  }
+
+  @Test
+  void aStopWhileStartingSaysSoAndLeavesNoTemporaryFolder() throws Exception {
+    Path temporary = Files.createDirectories(dir.resolve("tmp"));
+    Process process = new ProcessBuilder(java(), "-Djava.io.tmpdir=" + temporary, "-jar",
+        JAR.toAbsolutePath().toString(), "--no-shell", "--etc", dir.resolve("etc").toString())
+        .redirectErrorStream(true).redirectOutput(output().toFile()).start();
+    try {
+      // within the first seconds: the temporary work folder holds the admin kubeconfig, the bundles start
+      assertThat(awaitLine("Embedded Kubernetes API server listening on")).contains(temporary.toString());
+      process.destroy(); // SIGTERM
+      assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(process.exitValue()).isZero();
+      assertThat(awaitLine("Nodelet stopped")).isEqualTo("Nodelet stopped before it was ready");
+      try (Stream<Path> left = Files.list(temporary)) {
+        assertThat(left).as("the temporary work folder is gone").isEmpty();
+      }
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  /**
+   * With persistence on and the API server away, Nodelet serves what it stored for as long as the server is away:
+   * the default time limit of readiness (shortened to 3 s here) does not end it.
+   */
+  @Test
+  void withPersistenceItServesStoredObjectsPastTheReadyTimeoutWhileTheApiServerIsAway() throws Exception {
+    Path key = dir.resolve("store.key");
+    byte[] bytes = new byte[32];
+    new java.security.SecureRandom().nextBytes(bytes);
+    Files.write(key, bytes);
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+    Files.createDirectories(dir.resolve("etc"));
+    Files.writeString(dir.resolve("etc").resolve("dev.nodelet.store.watch.cfg"),
+        "persistence.dir=" + dir.resolve("store") + "\npersistence.key.file=" + key + "\n");
+    Path kubeconfig;
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start()) {
+      kubeconfig = server.writeKubeconfig(dir.resolve("cluster.kubeconfig"));
+      DemoCluster.seed(server, "nodelet-demo");
+      Process first = launch("--kubeconfig", kubeconfig.toString(), "--node", "nodelet-demo");
+      try {
+        awaitLine(Main.READY);
+        assertThat(exec(dir, "nodelet:objects").output()).contains("web-config", "db-credentials");
+        first.destroy(); // a clean stop writes every stored object to disk
+        assertThat(first.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        awaitLine("Nodelet stopped");
+      } finally {
+        first.destroyForcibly();
+      }
+    }
+    Files.delete(output());
+    Process second = launchWith(List.of("-Dnodelet.ready.default.seconds=3"), output(),
+        "--kubeconfig", kubeconfig.toString(), "--node", "nodelet-demo");
+    try {
+      awaitLine("Nodelet not ready after 3 s; persistence is on");
+      Exec get = exec(dir, "nodelet:get configmap default web-config");
+      assertThat(get.status()).as(get.output()).isZero();
+      assertThat(get.output()).contains("greeting: \"hello from web-config\"");
+      assertThat(exec(dir, "nodelet:objects").output()).containsPattern("web-config .*from_disk");
+      assertThat(awaitLine("Nodelet waiting: ")).contains("has not answered");
+      assertThat(second.isAlive()).isTrue();
+      assertThat(lines()).noneMatch(line -> line.startsWith("nodelet: not ready"))
+          .noneMatch(line -> line.startsWith(Main.READY));
+    } finally {
+      second.destroyForcibly();
     }
   }
 

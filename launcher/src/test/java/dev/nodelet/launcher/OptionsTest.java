@@ -15,19 +15,19 @@ class OptionsTest {
   @TempDir
   Path dir;
 
-  private Main.Options parse(Map<String, String> env, String... args) {
+  private Options parse(Map<String, String> env, String... args) {
     String[] all = new String[args.length + 4];
     all[0] = "--etc";
     all[1] = dir.resolve("etc").toString();
     all[2] = "--work";
     all[3] = dir.resolve("work").toString();
     System.arraycopy(args, 0, all, 4, args.length);
-    return Main.Options.parse(all, env);
+    return Options.parse(all, env);
   }
 
   @Test
   void inClusterTakesTheNodeFromNodeName() {
-    Main.Options options = parse(Map.of("NODE_NAME", "worker-1"), "--in-cluster");
+    Options options = parse(Map.of("NODE_NAME", "worker-1"), "--in-cluster");
     assertThat(options.inCluster()).isTrue();
     assertThat(options.kubeconfig()).isNull();
     assertThat(options.nodeName()).isEqualTo("worker-1");
@@ -46,9 +46,9 @@ class OptionsTest {
   void metricsAreServedOnlyOnAPortGivenAndOnLoopbackUnlessAnAddressIsGiven() {
     assertThat(parse(Map.of()).metrics()).isEmpty();
     assertThat(parse(Map.of(), "--metrics-port", "9464").metrics())
-        .contains(new Main.Metrics(9464, "127.0.0.1"));
+        .contains(new Options.Metrics(9464, "127.0.0.1"));
     assertThat(parse(Map.of(), "--metrics-port", "0", "--metrics-address", "0.0.0.0").metrics())
-        .contains(new Main.Metrics(0, "0.0.0.0"));
+        .contains(new Options.Metrics(0, "0.0.0.0"));
     assertThatThrownBy(() -> parse(Map.of(), "--metrics-address", "0.0.0.0"))
         .hasMessageContaining("--metrics-address needs --metrics-port");
     assertThatThrownBy(() -> parse(Map.of(), "--metrics-port", "99999"))
@@ -59,7 +59,7 @@ class OptionsTest {
 
   @Test
   void withoutEitherTheEmbeddedDemoIsServed() {
-    Main.Options options = parse(Map.of());
+    Options options = parse(Map.of());
     assertThat(options.inCluster()).isFalse();
     assertThat(options.kubeconfig()).isNull();
     assertThat(options.nodeName()).isEqualTo("nodelet-demo");
@@ -76,11 +76,11 @@ class OptionsTest {
 
   @Test
   void deployAndRunFoldersDefaultToSiblingsOfEtc() {
-    Main.Options options = parse(Map.of());
+    Options options = parse(Map.of());
     assertThat(options.deployDir()).isEqualTo(dir.resolve("deploy").toAbsolutePath());
     assertThat(options.runDir()).isEqualTo(dir.resolve("run").toAbsolutePath());
-    assertThat(Files.isDirectory(options.deployDir())).isTrue();
-    Main.Options chosen = parse(Map.of(), "--deploy", dir.resolve("d").toString(),
+    assertThat(Files.isDirectory(options.prepare().deployDir())).isTrue();
+    Options chosen = parse(Map.of(), "--deploy", dir.resolve("d").toString(),
         "--run", dir.resolve("r").toString());
     assertThat(chosen.deployDir()).isEqualTo(dir.resolve("d"));
     assertThat(chosen.runDir()).isEqualTo(dir.resolve("r"));
@@ -94,7 +94,7 @@ class OptionsTest {
 
   @Test
   void execTakesTheCommandLine() {
-    Main.Options options = parse(Map.of(), "--exec", "nodelet:objects");
+    Options options = parse(Map.of(), "--exec", "nodelet:objects");
     assertThat(options.exec()).isEqualTo("nodelet:objects");
     assertThat(options.runDir()).isEqualTo(dir.resolve("run").toAbsolutePath());
   }
@@ -103,5 +103,51 @@ class OptionsTest {
   void nodeModeIsOffUnlessAsked() {
     assertThat(parse(Map.of()).nodeMode()).isFalse();
     assertThat(parse(Map.of(), "--node-mode").nodeMode()).isTrue();
+  }
+
+  @Test
+  void parsingCreatesNoFolderAndHelpOrVersionNeedNothingElse() throws Exception {
+    Options help = parse(Map.of("KUBECONFIG", dir.resolve("missing").toString()), "--help");
+    assertThat(help.help()).isTrue();
+    assertThat(parse(Map.of(), "--version").version()).isTrue();
+    Options options = parse(Map.of());
+    try (var files = Files.list(dir)) {
+      assertThat(files).as("nothing created by parsing").isEmpty();
+    }
+    Options prepared = options.prepare();
+    assertThat(dir.resolve("etc")).isDirectory();
+    assertThat(dir.resolve("deploy")).isDirectory();
+    assertThat(prepared.workDir()).isEqualTo(dir.resolve("work")).isDirectory();
+    assertThat(prepared.temporaryWorkDir()).isFalse();
+  }
+
+  @Test
+  void withoutWorkATemporaryFolderIsMadeOnlyWhenPrepared() throws Exception {
+    Options options = Options.parse(new String[] {"--etc", dir.resolve("etc").toString()}, Map.of());
+    assertThat(options.workDir()).isNull();
+    assertThat(options.temporaryWorkDir()).isTrue();
+    Options prepared = options.prepare();
+    try {
+      assertThat(prepared.workDir()).isDirectory().isNotNull();
+      assertThat(prepared.temporaryWorkDir()).isTrue();
+    } finally {
+      NodeletFramework.deleteRecursively(prepared.workDir().toFile());
+    }
+  }
+
+  @Test
+  void versionNamesNodeletAndJava() {
+    assertThat(Options.versionLine()).startsWith("Nodelet ").contains("(Java " + Runtime.version() + ")");
+  }
+
+  @Test
+  void readyTimeoutTakesSecondsAndZeroForNoLimit() {
+    assertThat(parse(Map.of()).readyTimeoutSeconds()).isEqualTo(Options.DEFAULT_READY);
+    assertThat(parse(Map.of(), "--ready-timeout", "0").readyTimeoutSeconds()).isZero();
+    assertThat(parse(Map.of(), "--ready-timeout", "300").readyTimeoutSeconds()).isEqualTo(300);
+    assertThatThrownBy(() -> parse(Map.of(), "--ready-timeout", "-1"))
+        .hasMessage("--ready-timeout must be a number of seconds (0 for no limit), was -1");
+    assertThatThrownBy(() -> parse(Map.of(), "--ready-timeout", "soon"))
+        .hasMessage("--ready-timeout must be a number of seconds (0 for no limit), was soon");
   }
 }
