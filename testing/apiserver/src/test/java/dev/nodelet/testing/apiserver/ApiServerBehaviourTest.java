@@ -397,7 +397,13 @@ class ApiServerBehaviourTest {
     ConfigMap dry = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
         .withNewMetadata().withName("dry").endMetadata().addToData("k", "v").build()).dryRun().create();
     assertThat(dry.getData()).containsEntry("k", "v");
+    assertThat(dry.getMetadata().getResourceVersion()).as("a dry run gives out no resourceVersion").isNull();
     assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("dry").get()).isNull();
+    ConfigMap kept = configMap("kept", "v");
+    cluster.client.configMaps().inNamespace(cluster.namespace).withName("kept").dryRun().delete();
+    ConfigMap after = cluster.client.configMaps().inNamespace(cluster.namespace).withName("kept").get();
+    assertThat(after).as("a dry-run delete deletes nothing").isNotNull();
+    assertThat(after.getMetadata().getResourceVersion()).isEqualTo(kept.getMetadata().getResourceVersion());
   }
 
   @Test

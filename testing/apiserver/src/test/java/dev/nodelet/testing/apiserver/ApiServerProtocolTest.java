@@ -306,23 +306,55 @@ class ApiServerProtocolTest {
   }
 
   @Test
-  void dryRunWritesNothing() throws Exception {
+  void dryRunWritesNothingAndUsesNoResourceVersion() throws Exception {
+    post("/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"wet\"},\"data\":{\"k\":\"v\"}}");
     long before = server.resourceVersion();
+    HttpRequest watchRequest = HttpRequest.newBuilder(URI.create(server.url()
+        + "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + before)).build();
+    HttpResponse<InputStream> watch = http.send(watchRequest, HttpResponse.BodyHandlers.ofInputStream());
+
     Answer dry = post("/api/v1/namespaces/default/configmaps?dryRun=All",
         "{\"metadata\":{\"name\":\"dry\"},\"data\":{\"k\":\"v\"}}");
     assertThat(dry.code()).isEqualTo(201);
     assertThat(dry.body().path("data").path("k").asText()).isEqualTo("v");
+    assertThat(dry.body().path("metadata").has("uid")).isTrue();
+    assertThat(dry.body().path("metadata").has("resourceVersion")).as("nothing was stored").isFalse();
     assertThat(get("/api/v1/namespaces/default/configmaps/dry").code()).isEqualTo(404);
-    post("/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"wet\"},\"data\":{\"k\":\"v\"}}");
-    long after = server.resourceVersion();
-    send("PATCH", "/api/v1/namespaces/default/configmaps/wet?dryRun=All", "application/merge-patch+json",
-        "{\"data\":{\"k\":\"changed\"}}", null);
+    Answer patched = send("PATCH", "/api/v1/namespaces/default/configmaps/wet?dryRun=All",
+        "application/merge-patch+json", "{\"data\":{\"k\":\"changed\"}}", null);
+    assertThat(patched.body().path("data").path("k").asText()).isEqualTo("changed");
+    assertThat(patched.body().path("metadata").path("resourceVersion").asLong()).isEqualTo(before);
+    Answer put = send("PUT", "/api/v1/namespaces/default/configmaps/wet?dryRun=All", "application/json",
+        "{\"metadata\":{\"name\":\"wet\"},\"data\":{\"k\":\"put\"}}", null);
+    assertThat(put.code()).isEqualTo(200);
+    assertThat(put.body().path("metadata").path("resourceVersion").asLong()).isEqualTo(before);
+    // DeleteOptions in the body, as kubectl delete --dry-run=server and fabric8 send them
+    Answer deleted = send("DELETE", "/api/v1/namespaces/default/configmaps/wet", "application/json",
+        "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}", null);
+    assertThat(deleted.code()).isEqualTo(200);
+    assertThat(deleted.body().path("status").asText()).isEqualTo("Success");
     send("DELETE", "/api/v1/namespaces/default/configmaps/wet?dryRun=All", null, null, null);
+    send("DELETE", "/api/v1/namespaces/default/configmaps?dryRun=All", null, null, null);
     assertThat(get("/api/v1/namespaces/default/configmaps/wet").body().path("data").path("k").asText())
         .isEqualTo("v");
-    assertThat(server.resourceVersion()).isEqualTo(after).isGreaterThan(before);
+    assertThat(server.resourceVersion()).isEqualTo(before);
+
+    // the next real write takes the next resourceVersion, and it is the first event the watch sees
+    Answer next = post("/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"next\"}}");
+    assertThat(next.body().path("metadata").path("resourceVersion").asLong()).isEqualTo(before + 1);
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(watch.body(), StandardCharsets.UTF_8))) {
+      JsonNode event = JSON.readTree(lines.readLine());
+      assertThat(event.path("type").asText()).isEqualTo("ADDED");
+      assertThat(event.path("object").path("metadata").path("name").asText()).isEqualTo("next");
+    }
+
     assertThat(post("/api/v1/namespaces/default/configmaps?dryRun=Some", "{\"metadata\":{\"name\":\"x\"}}").code())
         .isEqualTo(400);
+    Answer badBody = send("DELETE", "/api/v1/namespaces/default/configmaps/wet", "application/json",
+        "{\"dryRun\":[\"Some\"]}", null);
+    assertThat(badBody.code()).isEqualTo(400);
+    assertThat(badBody.body().path("message").asText())
+        .isEqualTo("dryRun: Unsupported value: \"Some\": supported values: \"All\"");
   }
 
   @Test

@@ -231,6 +231,26 @@ class KubectlTest {
   }
 
   @Test
+  void serverDryRunChangesNothing() throws Exception {
+    createManifest();
+    ok("create", "secret", "generic", "token", "--from-literal=user=admin");
+    long before = server.resourceVersion();
+    assertThat(ok("delete", "configmap", "settings", "--dry-run=server"))
+        .contains("configmap \"settings\" deleted (server dry run)");
+    assertThat(ok("delete", "secret", "token", "--dry-run=server")).contains("deleted (server dry run)");
+    assertThat(ok("create", "configmap", "dry", "--from-literal=a=b", "--dry-run=server"))
+        .contains("configmap/dry created (server dry run)");
+    ok("label", "configmap", "settings", "tier=x", "--dry-run=server");
+    assertThat(ok("get", "configmap,secret", "-o", "name")).contains("configmap/settings", "secret/token")
+        .doesNotContain("configmap/dry");
+    assertThat(ok("get", "configmap", "settings", "-o", "jsonpath={.metadata.labels}")).isEmpty();
+    assertThat(server.resourceVersion()).isEqualTo(before);
+    ok("create", "configmap", "wet");
+    assertThat(ok("get", "configmap", "wet", "-o", "jsonpath={.metadata.resourceVersion}"))
+        .isEqualTo(String.valueOf(before + 1));
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",

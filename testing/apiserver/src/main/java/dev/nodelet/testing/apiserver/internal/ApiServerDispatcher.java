@@ -85,6 +85,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   /** The object the delete on this thread removed, for the write record: the answer is a Status. */
   private static final ThreadLocal<String> DELETED = new ThreadLocal<>();
   private boolean dryRun; // guarded by writeMonitor: the write in progress stores nothing
+  private final java.util.concurrent.atomic.AtomicLong resourceVersions = new java.util.concurrent.atomic.AtomicLong();
   private String lastStored; // guarded by writeMonitor: the object the write in progress stored
 
   /** The feature gates a server can be built without. */
@@ -277,7 +278,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           }
         }
       case DELETECOLLECTION:
-        return deleteCollection(info);
+        return deleteCollection(request, info);
       default:
         MockResponse found = handleGet(request.getPath());
         if (found.code() == 404) {
@@ -300,7 +301,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private MockResponse write(RecordedRequest request, RequestInfo info, Resource resource) {
     String contentType = Objects.requireNonNullElse(request.getHeader("Content-Type"), "application/json");
     String mediaType = contentType.split(";")[0].trim().toLowerCase(java.util.Locale.ROOT);
-    dryRun = dryRun(info);
+    dryRun = DryRun.requested(info, null);
     String validation = Objects.requireNonNullElse(info.param("fieldValidation"), "Warn");
     if (!Set.of("Strict", "Warn", "Ignore").contains(validation)) {
       throw new IllegalArgumentException("fieldValidation: Unsupported value: \"" + validation
@@ -372,7 +373,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
     if (response.code() < 300 && lastStored != null) {
       response = new MockResponse().setResponseCode(creating ? 201 : 200)
-          .setHeader("Content-Type", "application/json").setBody(lastStored);
+          .setHeader("Content-Type", "application/json").setBody(dryRun ? DryRun.answer(lastStored, creating ? null
+              : Json.read(findResource(extractor.fromPath(rawPath)).getValue()).path("metadata")
+              .path("resourceVersion").asText()) : lastStored);
     }
     for (String warning : warnings) {
       response.addHeader("Warning", "299 - \"" + warning.replace("\"", "\\\"") + "\"");
@@ -410,17 +413,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     return result.object();
   }
 
-  private static boolean dryRun(RequestInfo info) {
-    String value = info.param("dryRun");
-    if (value == null || value.isEmpty()) {
-      return false;
-    }
-    if (!value.equals("All")) {
-      throw new IllegalArgumentException("dryRun: Unsupported value: \"" + value + "\": supported values: \"All\"");
-    }
-    return true;
-  }
-
   private static JsonNode patch(String mediaType, JsonNode current, JsonNode patch) {
     switch (mediaType) {
       case "application/json-patch+json":
@@ -443,8 +435,10 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
 
   /** A delete: 200 with a Success Status (pods: the object) when gone, 202 with the object when finalizers hold it. */
   private MockResponse delete(RecordedRequest request, RequestInfo info, Resource resource) {
-    dryRun = dryRun(info);
-    MockResponse failed = checkPreconditions(request, info);
+    JsonNode options = readJson(request);
+    dryRun = DryRun.requested(info, options);
+    Map.Entry<AttributeSet, String> current = findResource(extractor.fromPath(info.url().uri().getRawPath()));
+    MockResponse failed = current == null ? null : DeleteOptions.preconditionFailure(options, current.getValue());
     if (failed != null) {
       return failed;
     }
@@ -514,10 +508,11 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         + (name == null ? "" : String.valueOf(name.getValues().iterator().next()));
   }
 
-  private MockResponse deleteCollection(RequestInfo info) {
+  private MockResponse deleteCollection(RecordedRequest request, RequestInfo info) {
     AttributeSet query = query(info);
     List<String> deleted = new ArrayList<>();
     synchronized (writeMonitor) {
+      dryRun = DryRun.requested(info, readJson(request));
       List<String> paths = new ArrayList<>();
       synchronized (eventLock) {
         map.forEach((attributes, object) -> {
@@ -532,6 +527,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           deleted.add(r.getBody().readUtf8());
         }
       }
+      dryRun = false;
     }
     return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
         .setBody(((io.fabric8.kubernetes.client.server.mock.KubernetesResponseComposer) responseComposer)
@@ -576,33 +572,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     synchronized (eventLock) {
       return map.keySet().stream().anyMatch(k -> k.matches(key));
     }
-  }
-
-  /** Enforces the uid and resourceVersion preconditions of a delete's DeleteOptions; null when they hold. */
-  private MockResponse checkPreconditions(RecordedRequest request, RequestInfo info) {
-    JsonNode preconditions = readJson(request).path("preconditions");
-    if (preconditions.isMissingNode() || preconditions.isNull()) {
-      return null;
-    }
-    Map.Entry<AttributeSet, String> current;
-    synchronized (eventLock) {
-      current = findResource(extractor.fromPath(info.url().uri().getRawPath()));
-    }
-    if (current == null) {
-      return null; // the stock handler answers 404
-    }
-    GenericKubernetesResource object = Serialization.unmarshal(current.getValue(), GenericKubernetesResource.class);
-    String uid = preconditions.path("uid").asText("");
-    if (!uid.isEmpty() && !uid.equals(object.getMetadata().getUid())) {
-      return Status.response(409, "Precondition failed: UID in precondition: " + uid + ", UID in object meta: "
-          + object.getMetadata().getUid());
-    }
-    String rv = preconditions.path("resourceVersion").asText("");
-    if (!rv.isEmpty() && !rv.equals(object.getMetadata().getResourceVersion())) {
-      return Status.response(409, "Precondition failed: ResourceVersion in precondition: " + rv
-          + ", ResourceVersion in object meta: " + object.getMetadata().getResourceVersion());
-    }
-    return null;
   }
 
   private static JsonNode readJson(RecordedRequest request) {
@@ -671,6 +640,12 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     } catch (RuntimeException e) {
       return null; // a malformed body is the stock handler's to reject; the write is still recorded
     }
+  }
+
+  /** A dry run gives out no resourceVersion: the one it shows is the next, which the next write takes. */
+  @Override
+  public long requestResourceVersion() {
+    return dryRun ? resourceVersions.get() + 1 : resourceVersions.incrementAndGet();
   }
 
   // ---- the event stream ----
