@@ -407,6 +407,37 @@ class ApiServerBehaviourTest {
   }
 
   @Test
+  void configMapsAndSecretsOverOneMebibyteAreInvalid() {
+    String mebibyte = "x".repeat(1024 * 1024);
+    ConfigMap full = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
+        .withNewMetadata().withName("full").endMetadata().addToData("k", mebibyte).build()).create();
+    assertThat(full.getData().get("k")).hasSize(1024 * 1024);
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace).resource(
+        new ConfigMapBuilder().withNewMetadata().withName("over").endMetadata().addToData("k", mebibyte)
+            .addToBinaryData("b", "eA==").build()).create())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(422);
+          assertThat(e.getStatus().getReason()).isEqualTo("Invalid");
+          assertThat(e.getStatus().getMessage()).isEqualTo(
+              "ConfigMap \"over\" is invalid: []: Too long: must have at most 1048576 bytes");
+        });
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace).withName("full")
+        .edit(cm -> new ConfigMapBuilder(cm).addToData("more", "x").build()))
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(422));
+    assertThatThrownBy(() -> cluster.client.secrets().inNamespace(cluster.namespace).resource(new SecretBuilder()
+        .withNewMetadata().withName("over").endMetadata().addToStringData("a", mebibyte)
+        .addToStringData("b", "x").build()).create())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(422);
+          assertThat(e.getStatus().getMessage()).isEqualTo(
+              "Secret \"over\" is invalid: data: Too long: must have at most 1048576 bytes");
+          assertThat(e.getStatus().getDetails().getCauses()).singleElement()
+              .satisfies(c -> assertThat(c.getField()).isEqualTo("data"));
+        });
+    assertThat(cluster.client.secrets().inNamespace(cluster.namespace).withName("over").get()).isNull();
+  }
+
+  @Test
   void theBuiltInNamespacesExist() {
     assertThat(names(cluster.client.namespaces().list().getItems())).contains("default", "kube-system",
         "kube-public", "kube-node-lease");

@@ -251,6 +251,14 @@ class KubectlTest {
   }
 
   @Test
+  void aConfigMapOverOneMebibyteIsRefused() throws Exception {
+    Path big = Files.writeString(dir.resolve("big.txt"), "x".repeat(1024 * 1024 + 1));
+    Result refused = kubectl("create", "configmap", "big", "--from-file=" + big);
+    assertThat(refused.exit()).isNotZero();
+    assertThat(refused.err()).contains("ConfigMap \"big\" is invalid: []: Too long: must have at most 1048576 bytes");
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",

@@ -351,6 +351,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       object = o;
     }
     Admission.admit(resource, object, info.namespace(), info.name(), validateNames && creating);
+    SizeLimits.check(resource, object);
     List<String> warnings = new ArrayList<>();
     if (!validation.equals("Ignore")) {
       List<String> unknown = Admission.unknownFields(resource, object);
