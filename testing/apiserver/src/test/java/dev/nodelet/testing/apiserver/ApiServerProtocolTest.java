@@ -440,6 +440,19 @@ class ApiServerProtocolTest {
   }
 
   @Test
+  void aChunkedBodyWithoutContentTypeIsReadAsJson() throws Exception {
+    // as kubectl create --raw -f FILE sends it: no Content-Type, no Content-Length (chunked over HTTP/1.1)
+    byte[] body = "{\"metadata\":{\"name\":\"raw\"},\"data\":{\"k\":\"v\"}}".getBytes(StandardCharsets.UTF_8);
+    HttpResponse<String> r = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+        HttpRequest.newBuilder(URI.create(server.url() + "/api/v1/namespaces/default/configmaps"))
+            .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+    assertThat(get("/api/v1/namespaces/default/configmaps/raw").body().path("data").path("k").asText())
+        .isEqualTo("v");
+  }
+
+  @Test
   void protobufBodiesOfTheTypesKubectlSendsSoAreDecoded() throws Exception {
     // a ConfigMap as kubectl create configmap sends it: k8s\0 + runtime.Unknown{typeMeta, raw}
     byte[] metadata = field(1, "proto".getBytes(StandardCharsets.UTF_8));

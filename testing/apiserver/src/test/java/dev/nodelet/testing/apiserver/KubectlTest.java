@@ -259,6 +259,15 @@ class KubectlTest {
   }
 
   @Test
+  void createRawPostsAFileAsJson() throws Exception {
+    Path raw = Files.writeString(dir.resolve("raw.json"),
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"raw\"},\"data\":{\"k\":\"v\"}}");
+    assertThat(ok("create", "--raw", "/api/v1/namespaces/default/configmaps", "-f", raw.toString()))
+        .contains("\"name\":\"raw\"");
+    assertThat(ok("get", "configmap", "raw", "-o", "jsonpath={.data.k}")).isEqualTo("v");
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",
