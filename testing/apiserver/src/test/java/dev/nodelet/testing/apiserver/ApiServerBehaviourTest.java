@@ -393,6 +393,31 @@ class ApiServerBehaviourTest {
   }
 
   @Test
+  void everyWriteRecordsItsManagerAndAnApplyConflictsWithIt() {
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    configMap("owned", "created");
+    ConfigMap patched = configMaps.withName("owned").patch(new PatchContext.Builder()
+        .withPatchType(PatchType.JSON_MERGE).withFieldManager("patcher").build(), "{\"data\":{\"extra\":\"1\"}}");
+    assertThat(patched.getMetadata().getManagedFields())
+        .extracting(m -> m.getManager() + "/" + m.getOperation() + "/" + m.getFieldsV1().getAdditionalProperties())
+        .containsExactly("fabric8-kubernetes-client/Update/{f:data={f:k={}}}",
+            "patcher/Update/{f:data={f:extra={}}}");
+    ConfigMap applied = new ConfigMapBuilder().withNewMetadata().withName("owned").endMetadata()
+        .addToData("k", "applied").build();
+    assertThatThrownBy(() -> configMaps.resource(applied).fieldManager("alice").serverSideApply())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(409);
+          assertThat(e.getStatus().getMessage()).isEqualTo("Apply failed with 1 conflict: conflict with "
+              + "\"fabric8-kubernetes-client\" using v1: .data.k");
+        });
+    // the same value is no conflict: both own it
+    ConfigMap same = configMaps.resource(new ConfigMapBuilder().withNewMetadata().withName("owned").endMetadata()
+        .addToData("extra", "1").build()).fieldManager("alice").serverSideApply();
+    assertThat(same.getMetadata().getManagedFields()).extracting(m -> m.getManager())
+        .containsExactly("fabric8-kubernetes-client", "patcher", "alice");
+  }
+
+  @Test
   void dryRunStoresNothing() {
     ConfigMap dry = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
         .withNewMetadata().withName("dry").endMetadata().addToData("k", "v").build()).dryRun().create();

@@ -268,6 +268,30 @@ class KubectlTest {
   }
 
   @Test
+  void anApplyConflictsWithTheManagerThatPatchedTheField() throws Exception {
+    Path ssa = Files.writeString(dir.resolve("ssa.yaml"), """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: applied
+        data:
+          owner: kubectl
+        """);
+    ok("apply", "--server-side", "-f", ssa.toString());
+    ok("patch", "configmap", "applied", "--type", "merge", "-p", "{\"data\":{\"owner\":\"patched\"}}");
+    assertThat(ok("get", "configmap", "applied", "-o", "yaml", "--show-managed-fields"))
+        .contains("manager: kubectl-patch", "operation: Update");
+    Result conflict = kubectl("apply", "--server-side", "-f", ssa.toString());
+    assertThat(conflict.exit()).isNotZero();
+    assertThat(conflict.err()).contains("Apply failed with 1 conflict: conflict with \"kubectl-patch\" using v1: "
+        + ".data.owner");
+    ok("apply", "--server-side", "--force-conflicts", "-f", ssa.toString());
+    assertThat(ok("get", "configmap", "applied", "-o", "jsonpath={.data.owner}")).isEqualTo("kubectl");
+    assertThat(ok("get", "configmap", "applied", "-o", "jsonpath={.metadata.managedFields[*].manager}"))
+        .isEqualTo("kubectl");
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",

@@ -87,6 +87,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private boolean dryRun; // guarded by writeMonitor: the write in progress stores nothing
   private final java.util.concurrent.atomic.AtomicLong resourceVersions = new java.util.concurrent.atomic.AtomicLong();
   private String lastStored; // guarded by writeMonitor: the object the write in progress stored
+  private String updateManager; // guarded by writeMonitor: the manager of the write in progress, unless an apply
 
   /** The feature gates a server can be built without. */
   public static final Set<String> FEATURE_GATES = Admission.FEATURE_GATE_FIELDS.keySet();
@@ -266,6 +267,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           } finally {
             dryRun = false;
             lastStored = null;
+            updateManager = null;
           }
         }
       case DELETE:
@@ -361,6 +363,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       }
       unknown.forEach(f -> warnings.add("unknown field \"" + f + "\""));
     }
+    updateManager = mediaType.equals("application/apply-patch+yaml") ? null
+        : ManagedFields.manager(info.param("fieldManager"), request.getHeader("User-Agent"));
     RecordedRequest forward = new RecordedRequest(request.getHttpVersion(),
         creating ? io.fabric8.mockwebserver.dsl.HttpMethod.POST : io.fabric8.mockwebserver.dsl.HttpMethod.PUT,
         path, request.getHeaders(), new Buffer(Serialization.asJson(object).getBytes(StandardCharsets.UTF_8)));
@@ -403,9 +407,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     if (!result.conflicts().isEmpty()) {
       List<String[]> causes = new ArrayList<>();
       result.conflicts().forEach((field, owner) -> causes.add(new String[] {"FieldManagerConflict", field,
-          "conflict with \"" + owner + "\""}));
+          "conflict with " + owner}));
       String detail = result.conflicts().entrySet().stream()
-          .map(e -> "conflict with \"" + e.getValue() + "\": " + e.getKey())
+          .map(e -> "conflict with " + e.getValue() + ": " + e.getKey())
           .collect(java.util.stream.Collectors.joining("\n- ", "\n- ", ""));
       throw new Admission.Rejected(409, "Apply failed with " + result.conflicts().size() + " conflict"
           + (result.conflicts().size() == 1 ? "" : "s") + ":" + (result.conflicts().size() == 1
@@ -791,8 +795,12 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       previous = oldAttributes == null ? null : map.get(oldAttributes);
     }
     JsonNode before = previous == null ? null : Json.read(previous);
+    JsonNode sentManagedFields = object.path("metadata").get("managedFields"); // before defaults drop an empty one
     Admission.dropDisabledFields(resource, before, object, disabledFeatureGates);
     Admission.defaults(resource, before, object);
+    if (updateManager != null) {
+      ManagedFields.recordUpdate(resource, access.subresource(), before, object, sentManagedFields, updateManager);
+    }
     return object.toString();
   }
 

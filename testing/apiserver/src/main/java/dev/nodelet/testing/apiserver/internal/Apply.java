@@ -38,21 +38,20 @@ final class Apply {
    * @param force take the conflicting fields from their managers instead of failing
    */
   static Result apply(ObjectNode current, ObjectNode applied, String manager, String apiVersion, boolean force) {
-    Set<List<String>> fields = new LinkedHashSet<>();
-    collect(applied, new ArrayList<>(), null, fields);
+    Set<List<String>> fields = fields(applied);
     Map<String, Set<List<String>>> owners = new LinkedHashMap<>();
     ArrayNode managed = current == null ? null : (ArrayNode) current.path("metadata").get("managedFields");
     Map<String, ObjectNode> entries = new LinkedHashMap<>();
     if (managed != null) {
       for (JsonNode entry : managed) {
-        String key = entry.path("manager").asText() + "\u0000" + entry.path("operation").asText();
+        String key = ManagedFields.key(entry);
         entries.put(key, (ObjectNode) entry);
-        Set<List<String>> owned = new LinkedHashSet<>();
-        fromFieldsV1(entry.path("fieldsV1"), new ArrayList<>(), owned);
-        owners.put(key, owned);
+        owners.put(key, fromFieldsV1(entry.path("fieldsV1")));
       }
     }
-    String self = manager + "\u0000Apply";
+    ObjectNode selfEntry = JsonNodeFactory.instance.objectNode().put("manager", manager).put("operation", "Apply")
+        .put("apiVersion", apiVersion);
+    String self = ManagedFields.key(selfEntry);
     Map<String, String> conflicts = new LinkedHashMap<>();
     for (Map.Entry<String, Set<List<String>>> other : owners.entrySet()) {
       if (other.getKey().equals(self)) {
@@ -63,7 +62,7 @@ final class Apply {
           if (force) {
             other.getValue().remove(field);
           } else {
-            conflicts.put(path(field), other.getKey().substring(0, other.getKey().indexOf('\u0000')));
+            conflicts.put(path(field), ManagedFields.describe(entries.get(other.getKey())));
           }
         }
       }
@@ -95,14 +94,20 @@ final class Apply {
         continue;
       }
       ObjectNode entry = e.getKey().equals(self) || !entries.containsKey(e.getKey())
-          ? JsonNodeFactory.instance.objectNode().put("manager", manager).put("operation", "Apply")
-              .put("apiVersion", apiVersion).put("time", now).put("fieldsType", "FieldsV1")
+          ? selfEntry.deepCopy().put("time", now).put("fieldsType", "FieldsV1")
           : entries.get(e.getKey()).deepCopy();
       entry.set("fieldsV1", toFieldsV1(e.getValue()));
       out.add(entry);
     }
     result.with("metadata").set("managedFields", out);
     return new Result(result, Map.of());
+  }
+
+  /** The managed paths of an object or applied configuration. */
+  static Set<List<String>> fields(JsonNode object) {
+    Set<List<String>> fields = new LinkedHashSet<>();
+    collect(object, new ArrayList<>(), null, fields);
+    return fields;
   }
 
   /** The managed paths of an applied configuration. */
@@ -165,7 +170,7 @@ final class Apply {
   }
 
   /** The node at a path, or null. */
-  private static JsonNode resolve(JsonNode node, List<String> field) {
+  static JsonNode resolve(JsonNode node, List<String> field) {
     JsonNode current = node;
     for (String token : field) {
       if (current == null) {
@@ -209,7 +214,7 @@ final class Apply {
     return null;
   }
 
-  private static boolean same(JsonNode current, JsonNode applied, List<String> field) {
+  static boolean same(JsonNode current, JsonNode applied, List<String> field) {
     JsonNode a = resolve(current, field);
     JsonNode b = resolve(applied, field);
     return a == null ? b == null : a.equals(b);
@@ -244,6 +249,12 @@ final class Apply {
       }
     }
     return root;
+  }
+
+  static Set<List<String>> fromFieldsV1(JsonNode fieldsV1) {
+    Set<List<String>> out = new LinkedHashSet<>();
+    fromFieldsV1(fieldsV1, new ArrayList<>(), out);
+    return out;
   }
 
   private static void fromFieldsV1(JsonNode node, List<String> prefix, Set<List<String>> out) {

@@ -104,7 +104,7 @@ class PatchesTest {
         + "'data':{'k':'other','b':'x'}}");
     Apply.Result conflict = Apply.apply(stored, bob, "bob", "v1", false);
     assertThat(conflict.object()).isNull();
-    assertThat(conflict.conflicts()).containsExactly(java.util.Map.entry(".data.k", "alice"));
+    assertThat(conflict.conflicts()).containsExactly(java.util.Map.entry(".data.k", "\"alice\""));
     // the same value is shared ownership, no conflict
     ObjectNode same = (ObjectNode) json("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c'},"
         + "'data':{'k':'v'}}");
