@@ -129,7 +129,7 @@ class ApiServerProtocolTest {
   void unknownPathsAre404StatusesAndHealthIsOk() throws Exception {
     post("/api/v1/namespaces/default/secrets", "{\"metadata\":{\"name\":\"s\"},\"stringData\":{\"k\":\"hush\"}}");
     for (String path : List.of("/metrics", "/nope", "/api/v1/widgets", "/apis/apps/v1", "/apis/apps/v1/deployments",
-        "/api/v1/namespaces/default/pods/p/log", "/openapi/v2")) {
+        "/api/v1/namespaces/default/pods/p/log", "/openapi/v1")) {
       Answer a = get(path);
       assertThat(a.code()).as(path).isEqualTo(404);
       assertThat(a.contentType()).as(path).isEqualTo("application/json");
@@ -450,6 +450,24 @@ class ApiServerProtocolTest {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
     assertThat(get("/api/v1/namespaces/default/configmaps/raw").body().path("data").path("k").asText())
         .isEqualTo("v");
+  }
+
+  @Test
+  void openApiV2DefinesEveryKindInJsonAndProtobuf() throws Exception {
+    Answer json = get("/openapi/v2");
+    assertThat(json.code()).isEqualTo(200);
+    JsonNode configMap = json.body().path("definitions").path("io.k8s.api.core.v1.ConfigMap");
+    assertThat(configMap.path("x-kubernetes-group-version-kind").get(0).path("kind").asText()).isEqualTo("ConfigMap");
+    assertThat(configMap.path("properties").path("metadata").path("$ref").asText())
+        .isEqualTo("#/definitions/io.k8s.api.core.v1.ObjectMeta");
+    assertThat(json.body().path("definitions").has("io.k8s.api.resource.v1.ResourceSlice")).isTrue();
+    HttpResponse<byte[]> proto = http.send(HttpRequest.newBuilder(URI.create(server.url() + "/openapi/v2"))
+        .header("Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf").build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(proto.headers().firstValue("Content-Type"))
+        .hasValue("application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    // openapi.v2.Document: field 1, swagger = "2.0"
+    assertThat(java.util.Arrays.copyOf(proto.body(), 5)).isEqualTo(new byte[] {0x0a, 3, '2', '.', '0'});
   }
 
   @Test

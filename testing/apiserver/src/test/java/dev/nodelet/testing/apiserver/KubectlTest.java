@@ -292,6 +292,25 @@ class KubectlTest {
   }
 
   @Test
+  void applyOfAListValidatesItsItemsOnTheClient() throws Exception {
+    String list = """
+        apiVersion: v1
+        kind: List
+        items:
+        - apiVersion: v1
+          kind: ConfigMap
+          metadata: {name: listed}
+          data: {a: "1"}
+        """;
+    Path good = Files.writeString(dir.resolve("list.yaml"), list);
+    assertThat(ok("apply", "-f", good.toString())).contains("configmap/listed created");
+    Path bad = Files.writeString(dir.resolve("bad.yaml"), list.replace("data:", "dta:"));
+    Result refused = kubectl("apply", "-f", bad.toString());
+    assertThat(refused.exit()).isNotZero();
+    assertThat(refused.err()).contains("unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap");
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",

@@ -173,7 +173,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     Access access = Access.of(request.method(), request.getPath());
     if (!access.resourceRequest()) {
       MockResponse denied = authorizer.check(request);
-      return denied != null ? denied : Discovery.answer(access.path(), request.getHeader("Host"));
+      return denied != null ? denied : Discovery.answer(access.path(), request.getHeader("Host"),
+          request.getHeader("Accept"));
     }
     RequestInfo info = RequestInfo.of(request);
     requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
