@@ -311,6 +311,13 @@ class KubectlTest {
   }
 
   @Test
+  void explainPrintsTheApiDescriptions() throws Exception {
+    assertThat(ok("explain", "configmap")).contains("ConfigMap holds configuration data for pods to consume.")
+        .contains("Data contains the configuration data.");
+    assertThat(ok("explain", "pod.spec.containers.image")).contains("Container image name.");
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",
