@@ -321,7 +321,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       }
       JsonNode body = readJson(request, mediaType);
       if (mediaType.equals("application/apply-patch+yaml")) {
-        object = applied(info, resource, current == null ? null : (ObjectNode) Json.read(current.getValue()), body);
+        object = Apply.request(info, resource, current == null ? null : (ObjectNode) Json.read(current.getValue()), body);
         if (current == null) { // apply creates: a POST to the collection
           creating = true;
           path = rawPath.substring(0, rawPath.lastIndexOf('/'))
@@ -330,7 +330,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       } else if (current == null) {
         return Status.notFound(resource, info.name());
       } else {
-        JsonNode patched = patch(mediaType, Json.read(current.getValue()), body);
+        JsonNode patched = Patches.byMediaType(mediaType, Json.read(current.getValue()), body);
         if (!(patched instanceof ObjectNode o)) {
           throw new IllegalArgumentException("the patch does not leave an object");
         }
@@ -387,56 +387,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       response.addHeader("Warning", "299 - \"" + warning.replace("\"", "\\\"") + "\"");
     }
     return response;
-  }
-
-  /** The object a server-side apply leaves; a 409 with the conflicting fields unless forced. */
-  private static ObjectNode applied(RequestInfo info, Resource resource, ObjectNode current, JsonNode body) {
-    String manager = Objects.requireNonNullElse(info.param("fieldManager"), "");
-    if (manager.isEmpty()) {
-      throw new Admission.Rejected(422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
-          + "is required for apply patch", List.of());
-    }
-    if (!(body instanceof ObjectNode config)) {
-      throw new IllegalArgumentException("an applied configuration must be an object");
-    }
-    if (config.path("apiVersion").asText("").isEmpty() || config.path("kind").asText("").isEmpty()) {
-      throw new IllegalArgumentException("invalid object type: " + config.path("apiVersion").asText("") + ", Kind="
-          + config.path("kind").asText(""));
-    }
-    Apply.Result result = Apply.apply(current, config, manager, resource.apiVersion(),
-        "true".equals(info.param("force")));
-    if (!result.conflicts().isEmpty()) {
-      List<String[]> causes = new ArrayList<>();
-      result.conflicts().forEach((field, owner) -> causes.add(new String[] {"FieldManagerConflict", field,
-          "conflict with " + owner}));
-      String detail = result.conflicts().entrySet().stream()
-          .map(e -> "conflict with " + e.getValue() + ": " + e.getKey())
-          .collect(java.util.stream.Collectors.joining("\n- ", "\n- ", ""));
-      throw new Admission.Rejected(409, "Apply failed with " + result.conflicts().size() + " conflict"
-          + (result.conflicts().size() == 1 ? "" : "s") + ":" + (result.conflicts().size() == 1
-          ? " " + detail.substring(3) : detail), causes);
-    }
-    return result.object();
-  }
-
-  private static JsonNode patch(String mediaType, JsonNode current, JsonNode patch) {
-    switch (mediaType) {
-      case "application/json-patch+json":
-        try {
-          return io.fabric8.zjsonpatch.JsonPatch.apply(patch, current);
-        } catch (RuntimeException e) {
-          throw new Admission.Rejected(422, "the server rejected our request due to an error in our request: "
-              + e.getMessage(), List.of());
-        }
-      case "application/merge-patch+json":
-        return Patches.merge(current, patch);
-      case "application/strategic-merge-patch+json":
-        return Patches.strategic(current, patch);
-      default:
-        throw new Admission.Rejected(415, "the body of the request was in an unknown format - accepted media "
-            + "types include: application/json-patch+json, application/merge-patch+json, "
-            + "application/apply-patch+yaml, application/strategic-merge-patch+json", List.of());
-    }
   }
 
   /** A delete: 200 with a Success Status (pods: the object) when gone, 202 with the object when finalizers hold it. */

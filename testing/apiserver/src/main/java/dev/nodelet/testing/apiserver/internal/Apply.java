@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import dev.nodelet.testing.apiserver.internal.Resources.Resource;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -101,6 +102,36 @@ final class Apply {
     }
     result.with("metadata").set("managedFields", out);
     return new Result(result, Map.of());
+  }
+
+  /** The object the server-side apply of a request leaves; a 409 with the conflicting fields unless forced. */
+  static ObjectNode request(RequestInfo info, Resource resource, ObjectNode current, JsonNode body) {
+    String manager = java.util.Objects.requireNonNullElse(info.param("fieldManager"), "");
+    if (manager.isEmpty()) {
+      throw new Admission.Rejected(422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
+          + "is required for apply patch", List.of());
+    }
+    if (!(body instanceof ObjectNode config)) {
+      throw new IllegalArgumentException("an applied configuration must be an object");
+    }
+    if (config.path("apiVersion").asText("").isEmpty() || config.path("kind").asText("").isEmpty()) {
+      throw new IllegalArgumentException("invalid object type: " + config.path("apiVersion").asText("") + ", Kind="
+          + config.path("kind").asText(""));
+    }
+    Result result = apply(current, config, manager, resource.apiVersion(),
+        "true".equals(info.param("force")));
+    if (!result.conflicts().isEmpty()) {
+      List<String[]> causes = new ArrayList<>();
+      result.conflicts().forEach((field, owner) -> causes.add(new String[] {"FieldManagerConflict", field,
+          "conflict with " + owner}));
+      String detail = result.conflicts().entrySet().stream()
+          .map(e -> "conflict with " + e.getValue() + ": " + e.getKey())
+          .collect(java.util.stream.Collectors.joining("\n- ", "\n- ", ""));
+      throw new Admission.Rejected(409, "Apply failed with " + result.conflicts().size() + " conflict"
+          + (result.conflicts().size() == 1 ? "" : "s") + ":" + (result.conflicts().size() == 1
+          ? " " + detail.substring(3) : detail), causes);
+    }
+    return result.object();
   }
 
   /** The managed paths of an object or applied configuration. */
