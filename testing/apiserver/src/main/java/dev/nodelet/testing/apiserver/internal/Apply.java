@@ -195,7 +195,15 @@ final class Apply {
       if (token.equals(".")) {
         continue;
       }
-      sb.append(token.startsWith("f:") ? "." + token.substring(2) : "[" + token.substring(2) + "]");
+      if (token.startsWith("f:")) {
+        sb.append('.').append(token.substring(2));
+      } else if (token.startsWith("k:")) { // [name="c"], keys as structured-merge-diff prints them
+        List<String> keys = new ArrayList<>();
+        Json.read(token.substring(2)).fields().forEachRemaining(k -> keys.add(k.getKey() + "=" + k.getValue()));
+        sb.append('[').append(String.join(",", keys)).append(']');
+      } else {
+        sb.append("[=").append(token.substring(2)).append(']');
+      }
     }
     return sb.toString();
   }

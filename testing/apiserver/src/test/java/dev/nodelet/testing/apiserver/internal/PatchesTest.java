@@ -136,5 +136,10 @@ class PatchesTest {
     assertThat(both.conflicts()).isEmpty();
     assertThat(both.object().path("spec").path("containers")).isEqualTo(json("[{'name':'a','image':'a:1'},"
         + "{'name':'b','image':'b:1'}]"));
+    // a conflict in a keyed element names it as the API server does
+    ObjectNode retag = (ObjectNode) json("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'},'spec':{"
+        + "'containers':[{'name':'a','image':'a:2'}]}}");
+    assertThat(Apply.apply(both.object(), retag, "bob", "v1", false).conflicts())
+        .containsOnlyKeys(".spec.containers[name=\"a\"].image");
   }
 }
