@@ -256,6 +256,9 @@ final class Apply {
   static boolean same(JsonNode current, JsonNode applied, List<String> field) {
     JsonNode a = resolve(current, field);
     JsonNode b = resolve(applied, field);
+    if (field.get(field.size() - 1).equals(".")) { // a keyed element's own entry: that it exists, not its fields
+      return (a == null) == (b == null);
+    }
     return a == null ? b == null : a.equals(b);
   }
 
