@@ -393,11 +393,73 @@ class ApiServerBehaviourTest {
   }
 
   @Test
+  void everyWriteRecordsItsManagerAndAnApplyConflictsWithIt() {
+    var configMaps = cluster.client.configMaps().inNamespace(cluster.namespace);
+    configMap("owned", "created");
+    ConfigMap patched = configMaps.withName("owned").patch(new PatchContext.Builder()
+        .withPatchType(PatchType.JSON_MERGE).withFieldManager("patcher").build(), "{\"data\":{\"extra\":\"1\"}}");
+    assertThat(patched.getMetadata().getManagedFields())
+        .extracting(m -> m.getManager() + "/" + m.getOperation() + "/" + m.getFieldsV1().getAdditionalProperties())
+        .containsExactly("fabric8-kubernetes-client/Update/{f:data={f:k={}}}",
+            "patcher/Update/{f:data={f:extra={}}}");
+    ConfigMap applied = new ConfigMapBuilder().withNewMetadata().withName("owned").endMetadata()
+        .addToData("k", "applied").build();
+    assertThatThrownBy(() -> configMaps.resource(applied).fieldManager("alice").serverSideApply())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(409);
+          assertThat(e.getStatus().getMessage()).isEqualTo("Apply failed with 1 conflict: conflict with "
+              + "\"fabric8-kubernetes-client\" using v1: .data.k");
+        });
+    // the same value is no conflict: both own it
+    ConfigMap same = configMaps.resource(new ConfigMapBuilder().withNewMetadata().withName("owned").endMetadata()
+        .addToData("extra", "1").build()).fieldManager("alice").serverSideApply();
+    assertThat(same.getMetadata().getManagedFields()).extracting(m -> m.getManager())
+        .containsExactly("fabric8-kubernetes-client", "patcher", "alice");
+  }
+
+  @Test
   void dryRunStoresNothing() {
     ConfigMap dry = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
         .withNewMetadata().withName("dry").endMetadata().addToData("k", "v").build()).dryRun().create();
     assertThat(dry.getData()).containsEntry("k", "v");
+    assertThat(dry.getMetadata().getResourceVersion()).as("a dry run gives out no resourceVersion").isNull();
     assertThat(cluster.client.configMaps().inNamespace(cluster.namespace).withName("dry").get()).isNull();
+    ConfigMap kept = configMap("kept", "v");
+    cluster.client.configMaps().inNamespace(cluster.namespace).withName("kept").dryRun().delete();
+    ConfigMap after = cluster.client.configMaps().inNamespace(cluster.namespace).withName("kept").get();
+    assertThat(after).as("a dry-run delete deletes nothing").isNotNull();
+    assertThat(after.getMetadata().getResourceVersion()).isEqualTo(kept.getMetadata().getResourceVersion());
+  }
+
+  @Test
+  void configMapsAndSecretsOverOneMebibyteAreInvalid() {
+    String mebibyte = "x".repeat(1024 * 1024);
+    ConfigMap full = cluster.client.configMaps().inNamespace(cluster.namespace).resource(new ConfigMapBuilder()
+        .withNewMetadata().withName("full").endMetadata().addToData("k", mebibyte).build()).create();
+    assertThat(full.getData().get("k")).hasSize(1024 * 1024);
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace).resource(
+        new ConfigMapBuilder().withNewMetadata().withName("over").endMetadata().addToData("k", mebibyte)
+            .addToBinaryData("b", "eA==").build()).create())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(422);
+          assertThat(e.getStatus().getReason()).isEqualTo("Invalid");
+          assertThat(e.getStatus().getMessage()).isEqualTo(
+              "ConfigMap \"over\" is invalid: []: Too long: must have at most 1048576 bytes");
+        });
+    assertThatThrownBy(() -> cluster.client.configMaps().inNamespace(cluster.namespace).withName("full")
+        .edit(cm -> new ConfigMapBuilder(cm).addToData("more", "x").build()))
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(422));
+    assertThatThrownBy(() -> cluster.client.secrets().inNamespace(cluster.namespace).resource(new SecretBuilder()
+        .withNewMetadata().withName("over").endMetadata().addToStringData("a", mebibyte)
+        .addToStringData("b", "x").build()).create())
+        .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+          assertThat(e.getCode()).isEqualTo(422);
+          assertThat(e.getStatus().getMessage()).isEqualTo(
+              "Secret \"over\" is invalid: data: Too long: must have at most 1048576 bytes");
+          assertThat(e.getStatus().getDetails().getCauses()).singleElement()
+              .satisfies(c -> assertThat(c.getField()).isEqualTo("data"));
+        });
+    assertThat(cluster.client.secrets().inNamespace(cluster.namespace).withName("over").get()).isNull();
   }
 
   @Test

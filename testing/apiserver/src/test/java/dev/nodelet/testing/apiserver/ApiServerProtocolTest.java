@@ -129,7 +129,7 @@ class ApiServerProtocolTest {
   void unknownPathsAre404StatusesAndHealthIsOk() throws Exception {
     post("/api/v1/namespaces/default/secrets", "{\"metadata\":{\"name\":\"s\"},\"stringData\":{\"k\":\"hush\"}}");
     for (String path : List.of("/metrics", "/nope", "/api/v1/widgets", "/apis/apps/v1", "/apis/apps/v1/deployments",
-        "/api/v1/namespaces/default/pods/p/log", "/openapi/v2")) {
+        "/api/v1/namespaces/default/pods/p/log", "/openapi/v1")) {
       Answer a = get(path);
       assertThat(a.code()).as(path).isEqualTo(404);
       assertThat(a.contentType()).as(path).isEqualTo("application/json");
@@ -306,23 +306,55 @@ class ApiServerProtocolTest {
   }
 
   @Test
-  void dryRunWritesNothing() throws Exception {
+  void dryRunWritesNothingAndUsesNoResourceVersion() throws Exception {
+    post("/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"wet\"},\"data\":{\"k\":\"v\"}}");
     long before = server.resourceVersion();
+    HttpRequest watchRequest = HttpRequest.newBuilder(URI.create(server.url()
+        + "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + before)).build();
+    HttpResponse<InputStream> watch = http.send(watchRequest, HttpResponse.BodyHandlers.ofInputStream());
+
     Answer dry = post("/api/v1/namespaces/default/configmaps?dryRun=All",
         "{\"metadata\":{\"name\":\"dry\"},\"data\":{\"k\":\"v\"}}");
     assertThat(dry.code()).isEqualTo(201);
     assertThat(dry.body().path("data").path("k").asText()).isEqualTo("v");
+    assertThat(dry.body().path("metadata").has("uid")).isTrue();
+    assertThat(dry.body().path("metadata").has("resourceVersion")).as("nothing was stored").isFalse();
     assertThat(get("/api/v1/namespaces/default/configmaps/dry").code()).isEqualTo(404);
-    post("/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"wet\"},\"data\":{\"k\":\"v\"}}");
-    long after = server.resourceVersion();
-    send("PATCH", "/api/v1/namespaces/default/configmaps/wet?dryRun=All", "application/merge-patch+json",
-        "{\"data\":{\"k\":\"changed\"}}", null);
+    Answer patched = send("PATCH", "/api/v1/namespaces/default/configmaps/wet?dryRun=All",
+        "application/merge-patch+json", "{\"data\":{\"k\":\"changed\"}}", null);
+    assertThat(patched.body().path("data").path("k").asText()).isEqualTo("changed");
+    assertThat(patched.body().path("metadata").path("resourceVersion").asLong()).isEqualTo(before);
+    Answer put = send("PUT", "/api/v1/namespaces/default/configmaps/wet?dryRun=All", "application/json",
+        "{\"metadata\":{\"name\":\"wet\"},\"data\":{\"k\":\"put\"}}", null);
+    assertThat(put.code()).isEqualTo(200);
+    assertThat(put.body().path("metadata").path("resourceVersion").asLong()).isEqualTo(before);
+    // DeleteOptions in the body, as kubectl delete --dry-run=server and fabric8 send them
+    Answer deleted = send("DELETE", "/api/v1/namespaces/default/configmaps/wet", "application/json",
+        "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}", null);
+    assertThat(deleted.code()).isEqualTo(200);
+    assertThat(deleted.body().path("status").asText()).isEqualTo("Success");
     send("DELETE", "/api/v1/namespaces/default/configmaps/wet?dryRun=All", null, null, null);
+    send("DELETE", "/api/v1/namespaces/default/configmaps?dryRun=All", null, null, null);
     assertThat(get("/api/v1/namespaces/default/configmaps/wet").body().path("data").path("k").asText())
         .isEqualTo("v");
-    assertThat(server.resourceVersion()).isEqualTo(after).isGreaterThan(before);
+    assertThat(server.resourceVersion()).isEqualTo(before);
+
+    // the next real write takes the next resourceVersion, and it is the first event the watch sees
+    Answer next = post("/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"next\"}}");
+    assertThat(next.body().path("metadata").path("resourceVersion").asLong()).isEqualTo(before + 1);
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(watch.body(), StandardCharsets.UTF_8))) {
+      JsonNode event = JSON.readTree(lines.readLine());
+      assertThat(event.path("type").asText()).isEqualTo("ADDED");
+      assertThat(event.path("object").path("metadata").path("name").asText()).isEqualTo("next");
+    }
+
     assertThat(post("/api/v1/namespaces/default/configmaps?dryRun=Some", "{\"metadata\":{\"name\":\"x\"}}").code())
         .isEqualTo(400);
+    Answer badBody = send("DELETE", "/api/v1/namespaces/default/configmaps/wet", "application/json",
+        "{\"dryRun\":[\"Some\"]}", null);
+    assertThat(badBody.code()).isEqualTo(400);
+    assertThat(badBody.body().path("message").asText())
+        .isEqualTo("dryRun: Unsupported value: \"Some\": supported values: \"All\"");
   }
 
   @Test
@@ -405,6 +437,37 @@ class ApiServerProtocolTest {
         .path("properties").path("containers");
     assertThat(containers.path("x-kubernetes-patch-merge-key").asText()).isEqualTo("name");
     assertThat(get("/openapi/v3/apis/apps/v1").code()).isEqualTo(404);
+  }
+
+  @Test
+  void aChunkedBodyWithoutContentTypeIsReadAsJson() throws Exception {
+    // as kubectl create --raw -f FILE sends it: no Content-Type, no Content-Length (chunked over HTTP/1.1)
+    byte[] body = "{\"metadata\":{\"name\":\"raw\"},\"data\":{\"k\":\"v\"}}".getBytes(StandardCharsets.UTF_8);
+    HttpResponse<String> r = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+        HttpRequest.newBuilder(URI.create(server.url() + "/api/v1/namespaces/default/configmaps"))
+            .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+    assertThat(get("/api/v1/namespaces/default/configmaps/raw").body().path("data").path("k").asText())
+        .isEqualTo("v");
+  }
+
+  @Test
+  void openApiV2DefinesEveryKindInJsonAndProtobuf() throws Exception {
+    Answer json = get("/openapi/v2");
+    assertThat(json.code()).isEqualTo(200);
+    JsonNode configMap = json.body().path("definitions").path("io.k8s.api.core.v1.ConfigMap");
+    assertThat(configMap.path("x-kubernetes-group-version-kind").get(0).path("kind").asText()).isEqualTo("ConfigMap");
+    assertThat(configMap.path("properties").path("metadata").path("$ref").asText())
+        .isEqualTo("#/definitions/io.k8s.api.core.v1.ObjectMeta");
+    assertThat(json.body().path("definitions").has("io.k8s.api.resource.v1.ResourceSlice")).isTrue();
+    HttpResponse<byte[]> proto = http.send(HttpRequest.newBuilder(URI.create(server.url() + "/openapi/v2"))
+        .header("Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf").build(),
+        HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(proto.headers().firstValue("Content-Type"))
+        .hasValue("application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    // openapi.v2.Document: field 1, swagger = "2.0"
+    assertThat(java.util.Arrays.copyOf(proto.body(), 5)).isEqualTo(new byte[] {0x0a, 3, '2', '.', '0'});
   }
 
   @Test

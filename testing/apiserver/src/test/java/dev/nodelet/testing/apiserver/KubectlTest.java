@@ -231,6 +231,93 @@ class KubectlTest {
   }
 
   @Test
+  void serverDryRunChangesNothing() throws Exception {
+    createManifest();
+    ok("create", "secret", "generic", "token", "--from-literal=user=admin");
+    long before = server.resourceVersion();
+    assertThat(ok("delete", "configmap", "settings", "--dry-run=server"))
+        .contains("configmap \"settings\" deleted (server dry run)");
+    assertThat(ok("delete", "secret", "token", "--dry-run=server")).contains("deleted (server dry run)");
+    assertThat(ok("create", "configmap", "dry", "--from-literal=a=b", "--dry-run=server"))
+        .contains("configmap/dry created (server dry run)");
+    ok("label", "configmap", "settings", "tier=x", "--dry-run=server");
+    assertThat(ok("get", "configmap,secret", "-o", "name")).contains("configmap/settings", "secret/token")
+        .doesNotContain("configmap/dry");
+    assertThat(ok("get", "configmap", "settings", "-o", "jsonpath={.metadata.labels}")).isEmpty();
+    assertThat(server.resourceVersion()).isEqualTo(before);
+    ok("create", "configmap", "wet");
+    assertThat(ok("get", "configmap", "wet", "-o", "jsonpath={.metadata.resourceVersion}"))
+        .isEqualTo(String.valueOf(before + 1));
+  }
+
+  @Test
+  void aConfigMapOverOneMebibyteIsRefused() throws Exception {
+    Path big = Files.writeString(dir.resolve("big.txt"), "x".repeat(1024 * 1024 + 1));
+    Result refused = kubectl("create", "configmap", "big", "--from-file=" + big);
+    assertThat(refused.exit()).isNotZero();
+    assertThat(refused.err()).contains("ConfigMap \"big\" is invalid: []: Too long: must have at most 1048576 bytes");
+  }
+
+  @Test
+  void createRawPostsAFileAsJson() throws Exception {
+    Path raw = Files.writeString(dir.resolve("raw.json"),
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"raw\"},\"data\":{\"k\":\"v\"}}");
+    assertThat(ok("create", "--raw", "/api/v1/namespaces/default/configmaps", "-f", raw.toString()))
+        .contains("\"name\":\"raw\"");
+    assertThat(ok("get", "configmap", "raw", "-o", "jsonpath={.data.k}")).isEqualTo("v");
+  }
+
+  @Test
+  void anApplyConflictsWithTheManagerThatPatchedTheField() throws Exception {
+    Path ssa = Files.writeString(dir.resolve("ssa.yaml"), """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: applied
+        data:
+          owner: kubectl
+        """);
+    ok("apply", "--server-side", "-f", ssa.toString());
+    ok("patch", "configmap", "applied", "--type", "merge", "-p", "{\"data\":{\"owner\":\"patched\"}}");
+    assertThat(ok("get", "configmap", "applied", "-o", "yaml", "--show-managed-fields"))
+        .contains("manager: kubectl-patch", "operation: Update");
+    Result conflict = kubectl("apply", "--server-side", "-f", ssa.toString());
+    assertThat(conflict.exit()).isNotZero();
+    assertThat(conflict.err()).contains("Apply failed with 1 conflict: conflict with \"kubectl-patch\" using v1: "
+        + ".data.owner");
+    ok("apply", "--server-side", "--force-conflicts", "-f", ssa.toString());
+    assertThat(ok("get", "configmap", "applied", "-o", "jsonpath={.data.owner}")).isEqualTo("kubectl");
+    assertThat(ok("get", "configmap", "applied", "-o", "jsonpath={.metadata.managedFields[*].manager}"))
+        .isEqualTo("kubectl");
+  }
+
+  @Test
+  void applyOfAListValidatesItsItemsOnTheClient() throws Exception {
+    String list = """
+        apiVersion: v1
+        kind: List
+        items:
+        - apiVersion: v1
+          kind: ConfigMap
+          metadata: {name: listed}
+          data: {a: "1"}
+        """;
+    Path good = Files.writeString(dir.resolve("list.yaml"), list);
+    assertThat(ok("apply", "-f", good.toString())).contains("configmap/listed created");
+    Path bad = Files.writeString(dir.resolve("bad.yaml"), list.replace("data:", "dta:"));
+    Result refused = kubectl("apply", "-f", bad.toString());
+    assertThat(refused.exit()).isNotZero();
+    assertThat(refused.err()).contains("unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap");
+  }
+
+  @Test
+  void explainPrintsTheApiDescriptions() throws Exception {
+    assertThat(ok("explain", "configmap")).contains("ConfigMap holds configuration data for pods to consume.")
+        .contains("Data contains the configuration data.");
+    assertThat(ok("explain", "pod.spec.containers.image")).contains("Container image name.");
+  }
+
+  @Test
   void getWatchSeesAChange() throws Exception {
     createManifest();
     ProcessBuilder pb = new ProcessBuilder(KUBECTL.orElseThrow().toString(), "get", "configmaps", "-w",

@@ -85,7 +85,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   /** The object the delete on this thread removed, for the write record: the answer is a Status. */
   private static final ThreadLocal<String> DELETED = new ThreadLocal<>();
   private boolean dryRun; // guarded by writeMonitor: the write in progress stores nothing
+  private final java.util.concurrent.atomic.AtomicLong resourceVersions = new java.util.concurrent.atomic.AtomicLong();
   private String lastStored; // guarded by writeMonitor: the object the write in progress stored
+  private String updateManager; // guarded by writeMonitor: the manager of the write in progress, unless an apply
 
   /** The feature gates a server can be built without. */
   public static final Set<String> FEATURE_GATES = Admission.FEATURE_GATE_FIELDS.keySet();
@@ -171,7 +173,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     Access access = Access.of(request.method(), request.getPath());
     if (!access.resourceRequest()) {
       MockResponse denied = authorizer.check(request);
-      return denied != null ? denied : Discovery.answer(access.path(), request.getHeader("Host"));
+      return denied != null ? denied : Discovery.answer(access.path(), request.getHeader("Host"),
+          request.getHeader("Accept"));
     }
     RequestInfo info = RequestInfo.of(request);
     requests.computeIfAbsent(info.verb() + " " + info.resource(), k -> new java.util.concurrent.atomic.LongAdder())
@@ -265,6 +268,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           } finally {
             dryRun = false;
             lastStored = null;
+            updateManager = null;
           }
         }
       case DELETE:
@@ -277,7 +281,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           }
         }
       case DELETECOLLECTION:
-        return deleteCollection(info);
+        return deleteCollection(request, info);
       default:
         MockResponse found = handleGet(request.getPath());
         if (found.code() == 404) {
@@ -300,7 +304,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private MockResponse write(RecordedRequest request, RequestInfo info, Resource resource) {
     String contentType = Objects.requireNonNullElse(request.getHeader("Content-Type"), "application/json");
     String mediaType = contentType.split(";")[0].trim().toLowerCase(java.util.Locale.ROOT);
-    dryRun = dryRun(info);
+    dryRun = DryRun.requested(info, null);
     String validation = Objects.requireNonNullElse(info.param("fieldValidation"), "Warn");
     if (!Set.of("Strict", "Warn", "Ignore").contains(validation)) {
       throw new IllegalArgumentException("fieldValidation: Unsupported value: \"" + validation
@@ -317,7 +321,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       }
       JsonNode body = readJson(request, mediaType);
       if (mediaType.equals("application/apply-patch+yaml")) {
-        object = applied(info, resource, current == null ? null : (ObjectNode) Json.read(current.getValue()), body);
+        object = Apply.request(info, resource, current == null ? null : (ObjectNode) Json.read(current.getValue()), body);
         if (current == null) { // apply creates: a POST to the collection
           creating = true;
           path = rawPath.substring(0, rawPath.lastIndexOf('/'))
@@ -326,7 +330,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       } else if (current == null) {
         return Status.notFound(resource, info.name());
       } else {
-        JsonNode patched = patch(mediaType, Json.read(current.getValue()), body);
+        JsonNode patched = Patches.byMediaType(mediaType, Json.read(current.getValue()), body);
         if (!(patched instanceof ObjectNode o)) {
           throw new IllegalArgumentException("the patch does not leave an object");
         }
@@ -350,6 +354,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       object = o;
     }
     Admission.admit(resource, object, info.namespace(), info.name(), validateNames && creating);
+    SizeLimits.check(resource, object);
     List<String> warnings = new ArrayList<>();
     if (!validation.equals("Ignore")) {
       List<String> unknown = Admission.unknownFields(resource, object);
@@ -359,6 +364,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       }
       unknown.forEach(f -> warnings.add("unknown field \"" + f + "\""));
     }
+    updateManager = mediaType.equals("application/apply-patch+yaml") ? null
+        : ManagedFields.manager(info.param("fieldManager"), request.getHeader("User-Agent"));
     RecordedRequest forward = new RecordedRequest(request.getHttpVersion(),
         creating ? io.fabric8.mockwebserver.dsl.HttpMethod.POST : io.fabric8.mockwebserver.dsl.HttpMethod.PUT,
         path, request.getHeaders(), new Buffer(Serialization.asJson(object).getBytes(StandardCharsets.UTF_8)));
@@ -372,7 +379,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     }
     if (response.code() < 300 && lastStored != null) {
       response = new MockResponse().setResponseCode(creating ? 201 : 200)
-          .setHeader("Content-Type", "application/json").setBody(lastStored);
+          .setHeader("Content-Type", "application/json").setBody(dryRun ? DryRun.answer(lastStored, creating ? null
+              : Json.read(findResource(extractor.fromPath(rawPath)).getValue()).path("metadata")
+              .path("resourceVersion").asText()) : lastStored);
     }
     for (String warning : warnings) {
       response.addHeader("Warning", "299 - \"" + warning.replace("\"", "\\\"") + "\"");
@@ -380,71 +389,12 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     return response;
   }
 
-  /** The object a server-side apply leaves; a 409 with the conflicting fields unless forced. */
-  private static ObjectNode applied(RequestInfo info, Resource resource, ObjectNode current, JsonNode body) {
-    String manager = Objects.requireNonNullElse(info.param("fieldManager"), "");
-    if (manager.isEmpty()) {
-      throw new Admission.Rejected(422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
-          + "is required for apply patch", List.of());
-    }
-    if (!(body instanceof ObjectNode config)) {
-      throw new IllegalArgumentException("an applied configuration must be an object");
-    }
-    if (config.path("apiVersion").asText("").isEmpty() || config.path("kind").asText("").isEmpty()) {
-      throw new IllegalArgumentException("invalid object type: " + config.path("apiVersion").asText("") + ", Kind="
-          + config.path("kind").asText(""));
-    }
-    Apply.Result result = Apply.apply(current, config, manager, resource.apiVersion(),
-        "true".equals(info.param("force")));
-    if (!result.conflicts().isEmpty()) {
-      List<String[]> causes = new ArrayList<>();
-      result.conflicts().forEach((field, owner) -> causes.add(new String[] {"FieldManagerConflict", field,
-          "conflict with \"" + owner + "\""}));
-      String detail = result.conflicts().entrySet().stream()
-          .map(e -> "conflict with \"" + e.getValue() + "\": " + e.getKey())
-          .collect(java.util.stream.Collectors.joining("\n- ", "\n- ", ""));
-      throw new Admission.Rejected(409, "Apply failed with " + result.conflicts().size() + " conflict"
-          + (result.conflicts().size() == 1 ? "" : "s") + ":" + (result.conflicts().size() == 1
-          ? " " + detail.substring(3) : detail), causes);
-    }
-    return result.object();
-  }
-
-  private static boolean dryRun(RequestInfo info) {
-    String value = info.param("dryRun");
-    if (value == null || value.isEmpty()) {
-      return false;
-    }
-    if (!value.equals("All")) {
-      throw new IllegalArgumentException("dryRun: Unsupported value: \"" + value + "\": supported values: \"All\"");
-    }
-    return true;
-  }
-
-  private static JsonNode patch(String mediaType, JsonNode current, JsonNode patch) {
-    switch (mediaType) {
-      case "application/json-patch+json":
-        try {
-          return io.fabric8.zjsonpatch.JsonPatch.apply(patch, current);
-        } catch (RuntimeException e) {
-          throw new Admission.Rejected(422, "the server rejected our request due to an error in our request: "
-              + e.getMessage(), List.of());
-        }
-      case "application/merge-patch+json":
-        return Patches.merge(current, patch);
-      case "application/strategic-merge-patch+json":
-        return Patches.strategic(current, patch);
-      default:
-        throw new Admission.Rejected(415, "the body of the request was in an unknown format - accepted media "
-            + "types include: application/json-patch+json, application/merge-patch+json, "
-            + "application/apply-patch+yaml, application/strategic-merge-patch+json", List.of());
-    }
-  }
-
   /** A delete: 200 with a Success Status (pods: the object) when gone, 202 with the object when finalizers hold it. */
   private MockResponse delete(RecordedRequest request, RequestInfo info, Resource resource) {
-    dryRun = dryRun(info);
-    MockResponse failed = checkPreconditions(request, info);
+    JsonNode options = readJson(request);
+    dryRun = DryRun.requested(info, options);
+    Map.Entry<AttributeSet, String> current = findResource(extractor.fromPath(info.url().uri().getRawPath()));
+    MockResponse failed = current == null ? null : DeleteOptions.preconditionFailure(options, current.getValue());
     if (failed != null) {
       return failed;
     }
@@ -514,10 +464,11 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         + (name == null ? "" : String.valueOf(name.getValues().iterator().next()));
   }
 
-  private MockResponse deleteCollection(RequestInfo info) {
+  private MockResponse deleteCollection(RecordedRequest request, RequestInfo info) {
     AttributeSet query = query(info);
     List<String> deleted = new ArrayList<>();
     synchronized (writeMonitor) {
+      dryRun = DryRun.requested(info, readJson(request));
       List<String> paths = new ArrayList<>();
       synchronized (eventLock) {
         map.forEach((attributes, object) -> {
@@ -532,6 +483,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           deleted.add(r.getBody().readUtf8());
         }
       }
+      dryRun = false;
     }
     return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
         .setBody(((io.fabric8.kubernetes.client.server.mock.KubernetesResponseComposer) responseComposer)
@@ -576,33 +528,6 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     synchronized (eventLock) {
       return map.keySet().stream().anyMatch(k -> k.matches(key));
     }
-  }
-
-  /** Enforces the uid and resourceVersion preconditions of a delete's DeleteOptions; null when they hold. */
-  private MockResponse checkPreconditions(RecordedRequest request, RequestInfo info) {
-    JsonNode preconditions = readJson(request).path("preconditions");
-    if (preconditions.isMissingNode() || preconditions.isNull()) {
-      return null;
-    }
-    Map.Entry<AttributeSet, String> current;
-    synchronized (eventLock) {
-      current = findResource(extractor.fromPath(info.url().uri().getRawPath()));
-    }
-    if (current == null) {
-      return null; // the stock handler answers 404
-    }
-    GenericKubernetesResource object = Serialization.unmarshal(current.getValue(), GenericKubernetesResource.class);
-    String uid = preconditions.path("uid").asText("");
-    if (!uid.isEmpty() && !uid.equals(object.getMetadata().getUid())) {
-      return Status.response(409, "Precondition failed: UID in precondition: " + uid + ", UID in object meta: "
-          + object.getMetadata().getUid());
-    }
-    String rv = preconditions.path("resourceVersion").asText("");
-    if (!rv.isEmpty() && !rv.equals(object.getMetadata().getResourceVersion())) {
-      return Status.response(409, "Precondition failed: ResourceVersion in precondition: " + rv
-          + ", ResourceVersion in object meta: " + object.getMetadata().getResourceVersion());
-    }
-    return null;
   }
 
   private static JsonNode readJson(RecordedRequest request) {
@@ -671,6 +596,12 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     } catch (RuntimeException e) {
       return null; // a malformed body is the stock handler's to reject; the write is still recorded
     }
+  }
+
+  /** A dry run gives out no resourceVersion: the one it shows is the next, which the next write takes. */
+  @Override
+  public long requestResourceVersion() {
+    return dryRun ? resourceVersions.get() + 1 : resourceVersions.incrementAndGet();
   }
 
   // ---- the event stream ----
@@ -815,8 +746,12 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       previous = oldAttributes == null ? null : map.get(oldAttributes);
     }
     JsonNode before = previous == null ? null : Json.read(previous);
+    JsonNode sentManagedFields = object.path("metadata").get("managedFields"); // before defaults drop an empty one
     Admission.dropDisabledFields(resource, before, object, disabledFeatureGates);
     Admission.defaults(resource, before, object);
+    if (updateManager != null) {
+      ManagedFields.recordUpdate(resource, access.subresource(), before, object, sentManagedFields, updateManager);
+    }
     return object.toString();
   }
 

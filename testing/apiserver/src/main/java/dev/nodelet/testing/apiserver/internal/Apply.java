@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import dev.nodelet.testing.apiserver.internal.Resources.Resource;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -38,21 +39,20 @@ final class Apply {
    * @param force take the conflicting fields from their managers instead of failing
    */
   static Result apply(ObjectNode current, ObjectNode applied, String manager, String apiVersion, boolean force) {
-    Set<List<String>> fields = new LinkedHashSet<>();
-    collect(applied, new ArrayList<>(), null, fields);
+    Set<List<String>> fields = fields(applied);
     Map<String, Set<List<String>>> owners = new LinkedHashMap<>();
     ArrayNode managed = current == null ? null : (ArrayNode) current.path("metadata").get("managedFields");
     Map<String, ObjectNode> entries = new LinkedHashMap<>();
     if (managed != null) {
       for (JsonNode entry : managed) {
-        String key = entry.path("manager").asText() + "\u0000" + entry.path("operation").asText();
+        String key = ManagedFields.key(entry);
         entries.put(key, (ObjectNode) entry);
-        Set<List<String>> owned = new LinkedHashSet<>();
-        fromFieldsV1(entry.path("fieldsV1"), new ArrayList<>(), owned);
-        owners.put(key, owned);
+        owners.put(key, fromFieldsV1(entry.path("fieldsV1")));
       }
     }
-    String self = manager + "\u0000Apply";
+    ObjectNode selfEntry = JsonNodeFactory.instance.objectNode().put("manager", manager).put("operation", "Apply")
+        .put("apiVersion", apiVersion);
+    String self = ManagedFields.key(selfEntry);
     Map<String, String> conflicts = new LinkedHashMap<>();
     for (Map.Entry<String, Set<List<String>>> other : owners.entrySet()) {
       if (other.getKey().equals(self)) {
@@ -63,7 +63,7 @@ final class Apply {
           if (force) {
             other.getValue().remove(field);
           } else {
-            conflicts.put(path(field), other.getKey().substring(0, other.getKey().indexOf('\u0000')));
+            conflicts.put(path(field), ManagedFields.describe(entries.get(other.getKey())));
           }
         }
       }
@@ -95,14 +95,50 @@ final class Apply {
         continue;
       }
       ObjectNode entry = e.getKey().equals(self) || !entries.containsKey(e.getKey())
-          ? JsonNodeFactory.instance.objectNode().put("manager", manager).put("operation", "Apply")
-              .put("apiVersion", apiVersion).put("time", now).put("fieldsType", "FieldsV1")
+          ? selfEntry.deepCopy().put("time", now).put("fieldsType", "FieldsV1")
           : entries.get(e.getKey()).deepCopy();
       entry.set("fieldsV1", toFieldsV1(e.getValue()));
       out.add(entry);
     }
     result.with("metadata").set("managedFields", out);
     return new Result(result, Map.of());
+  }
+
+  /** The object the server-side apply of a request leaves; a 409 with the conflicting fields unless forced. */
+  static ObjectNode request(RequestInfo info, Resource resource, ObjectNode current, JsonNode body) {
+    String manager = java.util.Objects.requireNonNullElse(info.param("fieldManager"), "");
+    if (manager.isEmpty()) {
+      throw new Admission.Rejected(422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
+          + "is required for apply patch", List.of());
+    }
+    if (!(body instanceof ObjectNode config)) {
+      throw new IllegalArgumentException("an applied configuration must be an object");
+    }
+    if (config.path("apiVersion").asText("").isEmpty() || config.path("kind").asText("").isEmpty()) {
+      throw new IllegalArgumentException("invalid object type: " + config.path("apiVersion").asText("") + ", Kind="
+          + config.path("kind").asText(""));
+    }
+    Result result = apply(current, config, manager, resource.apiVersion(),
+        "true".equals(info.param("force")));
+    if (!result.conflicts().isEmpty()) {
+      List<String[]> causes = new ArrayList<>();
+      result.conflicts().forEach((field, owner) -> causes.add(new String[] {"FieldManagerConflict", field,
+          "conflict with " + owner}));
+      String detail = result.conflicts().entrySet().stream()
+          .map(e -> "conflict with " + e.getValue() + ": " + e.getKey())
+          .collect(java.util.stream.Collectors.joining("\n- ", "\n- ", ""));
+      throw new Admission.Rejected(409, "Apply failed with " + result.conflicts().size() + " conflict"
+          + (result.conflicts().size() == 1 ? "" : "s") + ":" + (result.conflicts().size() == 1
+          ? " " + detail.substring(3) : detail), causes);
+    }
+    return result.object();
+  }
+
+  /** The managed paths of an object or applied configuration. */
+  static Set<List<String>> fields(JsonNode object) {
+    Set<List<String>> fields = new LinkedHashSet<>();
+    collect(object, new ArrayList<>(), null, fields);
+    return fields;
   }
 
   /** The managed paths of an applied configuration. */
@@ -159,13 +195,21 @@ final class Apply {
       if (token.equals(".")) {
         continue;
       }
-      sb.append(token.startsWith("f:") ? "." + token.substring(2) : "[" + token.substring(2) + "]");
+      if (token.startsWith("f:")) {
+        sb.append('.').append(token.substring(2));
+      } else if (token.startsWith("k:")) { // [name="c"], keys as structured-merge-diff prints them
+        List<String> keys = new ArrayList<>();
+        Json.read(token.substring(2)).fields().forEachRemaining(k -> keys.add(k.getKey() + "=" + k.getValue()));
+        sb.append('[').append(String.join(",", keys)).append(']');
+      } else {
+        sb.append("[=").append(token.substring(2)).append(']');
+      }
     }
     return sb.toString();
   }
 
   /** The node at a path, or null. */
-  private static JsonNode resolve(JsonNode node, List<String> field) {
+  static JsonNode resolve(JsonNode node, List<String> field) {
     JsonNode current = node;
     for (String token : field) {
       if (current == null) {
@@ -209,9 +253,12 @@ final class Apply {
     return null;
   }
 
-  private static boolean same(JsonNode current, JsonNode applied, List<String> field) {
+  static boolean same(JsonNode current, JsonNode applied, List<String> field) {
     JsonNode a = resolve(current, field);
     JsonNode b = resolve(applied, field);
+    if (field.get(field.size() - 1).equals(".")) { // a keyed element's own entry: that it exists, not its fields
+      return (a == null) == (b == null);
+    }
     return a == null ? b == null : a.equals(b);
   }
 
@@ -244,6 +291,12 @@ final class Apply {
       }
     }
     return root;
+  }
+
+  static Set<List<String>> fromFieldsV1(JsonNode fieldsV1) {
+    Set<List<String>> out = new LinkedHashSet<>();
+    fromFieldsV1(fieldsV1, new ArrayList<>(), out);
+    return out;
   }
 
   private static void fromFieldsV1(JsonNode node, List<String> prefix, Set<List<String>> out) {

@@ -23,11 +23,14 @@ final class Discovery {
   }
 
   /** The answer for a non-resource path (no query string). */
-  static MockResponse answer(String path, String serverAddress) {
+  static MockResponse answer(String path, String serverAddress, String accept) {
     String p = path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
     if (p.equals("/healthz") || p.equals("/livez") || p.equals("/readyz")) {
       return new MockResponse().setResponseCode(200).setHeader("Content-Type", "text/plain; charset=utf-8")
           .setBody("ok");
+    }
+    if (p.equals("/openapi/v2")) {
+      return OpenApiV2.answer(accept);
     }
     if (p.equals("/openapi/v3") || p.startsWith("/openapi/v3/")) {
       String document = OpenApi.document(p.substring("/openapi/v3".length()));

@@ -121,6 +121,13 @@ public final class HttpFrontEnd {
       if (request.version() == HttpVersion.HTTP_2 && request.getHeader("Host") == null && request.host() != null) {
         request.headers().set("Host", request.host()); // HTTP/2 sends :authority instead; discovery answers with it
       }
+      if (request.getHeader("Content-Type") == null && (request.method() == io.vertx.core.http.HttpMethod.POST
+          || request.method() == io.vertx.core.http.HttpMethod.PUT
+          || request.method() == io.vertx.core.http.HttpMethod.DELETE)) {
+        // the API server reads a body without a type as JSON, its first media type; the mock's handler reads no
+        // body that has neither a type nor a length (a chunked one: kubectl create --raw -f FILE)
+        request.headers().set("Content-Type", "application/json");
+      }
       if (isPlainHttpWatch(request)) {
         streamWatch(request);
       } else {

@@ -2,6 +2,7 @@ package dev.nodelet.testing.apiserver.internal;
 
 import com.fasterxml.jackson.databind.BeanDescription;
 import com.fasterxml.jackson.databind.JavaType;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.introspect.BeanPropertyDefinition;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -11,10 +12,14 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.KubernetesResource;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,11 +29,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code /openapi/v3/apis/<group>/<version>} describe their paths and schemas. The schemas are generated from the
  * fabric8 model classes, with the group-version-kind and patch merge key extensions kubectl reads; each PATCH
  * operation declares the {@code fieldValidation} parameter, which tells kubectl that the server validates fields.
+ * Schemas and properties carry the Kubernetes API's descriptions ({@code kubectl explain} prints them), kept in the
+ * resource {@link #DESCRIPTIONS}.
  */
 final class OpenApi {
 
   private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
   private static final Map<String, String> DOCUMENTS = new ConcurrentHashMap<>();
+  /** Per schema, its description (key "") and its properties' (OpenApiDescriptionsTest writes it). */
+  static final String DESCRIPTIONS = "dev/nodelet/testing/apiserver/internal/openapi-descriptions.json";
+  private static volatile JsonNode descriptions;
 
   private OpenApi() {
   }
@@ -50,10 +60,15 @@ final class OpenApi {
   }
 
   private static String gvDocument(String groupVersion) {
-    return DOCUMENTS.computeIfAbsent(groupVersion, OpenApi::build);
+    return DOCUMENTS.computeIfAbsent(groupVersion, gv -> build(gv, true));
   }
 
-  private static String build(String groupVersion) {
+  /** The document of {@code api/v1} or {@code apis/<group>/<version>} without descriptions. */
+  static String undescribed(String key) {
+    return build(key.startsWith("api/") ? key.substring(4) : key.substring(5), false);
+  }
+
+  private static String build(String groupVersion, boolean describe) {
     ObjectNode doc = JSON.objectNode().put("openapi", "3.0.0");
     doc.putObject("info").put("title", "Kubernetes").put("version", Discovery.GIT_VERSION);
     ObjectNode paths = doc.putObject("paths");
@@ -85,6 +100,9 @@ final class OpenApi {
           .put("$ref", "#/components/schemas/" + schema);
       list.putArray("x-kubernetes-group-version-kind").add(gvk.deepCopy().put("kind", r.kind() + "List"));
     }
+    if (describe) {
+      describe(schemas);
+    }
     return doc.toString();
   }
 
@@ -112,6 +130,36 @@ final class OpenApi {
           .put("$ref", "#/components/schemas/" + schema);
     }
     return op;
+  }
+
+  private static void describe(ObjectNode schemas) {
+    JsonNode known = descriptions();
+    for (Iterator<Map.Entry<String, JsonNode>> it = schemas.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      JsonNode described = known.path(e.getKey());
+      if (described.has("")) {
+        ((ObjectNode) e.getValue()).put("description", described.get("").asText());
+      }
+      for (Iterator<Map.Entry<String, JsonNode>> p = e.getValue().path("properties").fields(); p.hasNext(); ) {
+        Map.Entry<String, JsonNode> property = p.next();
+        if (described.has(property.getKey())) {
+          ((ObjectNode) property.getValue()).put("description", described.get(property.getKey()).asText());
+        }
+      }
+    }
+  }
+
+  private static JsonNode descriptions() {
+    JsonNode known = descriptions;
+    if (known == null) {
+      try (InputStream in = OpenApi.class.getClassLoader().getResourceAsStream(DESCRIPTIONS)) {
+        known = in == null ? JSON.objectNode() : Serialization.jsonMapper().readTree(in);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + DESCRIPTIONS, e);
+      }
+      descriptions = known;
+    }
+    return known;
   }
 
   /** Adds the schema of a model class and of every class it refers to. */

@@ -223,4 +223,25 @@ final class Patches {
     array.forEach(n -> names.add(n.asText()));
     return names;
   }
+
+  /** A patch of the given media type applied to {@code current}: 415 for a type that is not a patch. */
+  static JsonNode byMediaType(String mediaType, JsonNode current, JsonNode patch) {
+    switch (mediaType) {
+      case "application/json-patch+json":
+        try {
+          return io.fabric8.zjsonpatch.JsonPatch.apply(patch, current);
+        } catch (RuntimeException e) {
+          throw new Admission.Rejected(422, "the server rejected our request due to an error in our request: "
+              + e.getMessage(), List.of());
+        }
+      case "application/merge-patch+json":
+        return Patches.merge(current, patch);
+      case "application/strategic-merge-patch+json":
+        return Patches.strategic(current, patch);
+      default:
+        throw new Admission.Rejected(415, "the body of the request was in an unknown format - accepted media "
+            + "types include: application/json-patch+json, application/merge-patch+json, "
+            + "application/apply-patch+yaml, application/strategic-merge-patch+json", List.of());
+    }
+  }
 }

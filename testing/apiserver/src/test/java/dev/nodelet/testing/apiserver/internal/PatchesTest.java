@@ -104,7 +104,7 @@ class PatchesTest {
         + "'data':{'k':'other','b':'x'}}");
     Apply.Result conflict = Apply.apply(stored, bob, "bob", "v1", false);
     assertThat(conflict.object()).isNull();
-    assertThat(conflict.conflicts()).containsExactly(java.util.Map.entry(".data.k", "alice"));
+    assertThat(conflict.conflicts()).containsExactly(java.util.Map.entry(".data.k", "\"alice\""));
     // the same value is shared ownership, no conflict
     ObjectNode same = (ObjectNode) json("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c'},"
         + "'data':{'k':'v'}}");
@@ -136,5 +136,10 @@ class PatchesTest {
     assertThat(both.conflicts()).isEmpty();
     assertThat(both.object().path("spec").path("containers")).isEqualTo(json("[{'name':'a','image':'a:1'},"
         + "{'name':'b','image':'b:1'}]"));
+    // a conflict in a keyed element names it as the API server does
+    ObjectNode retag = (ObjectNode) json("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'},'spec':{"
+        + "'containers':[{'name':'a','image':'a:2'}]}}");
+    assertThat(Apply.apply(both.object(), retag, "bob", "v1", false).conflicts())
+        .containsOnlyKeys(".spec.containers[name=\"a\"].image");
   }
 }
