@@ -157,11 +157,12 @@ class ClaimManagerTest {
   }
 
   @Test
-  void aRestartPreparesNothingTwiceAndUnpreparesTheClaimsOfPodsThatDidNotComeBack() throws Exception {
+  void aRestartKeepsTheClaimsOfRunningPodsAndUnpreparesThoseOfPodsThatDidNotComeBack() throws Exception {
     allocate("kept", GPU, "pod-1", "uid-1");
     allocate("gone", NIC, "pod-2", "uid-2");
     ClaimManager first = manager();
-    Pod kept = pod("pod-1", "uid-1", "kept");
+    Pod kept = new PodBuilder(pod("pod-1", "uid-1", "kept")).withNewStatus().withPhase("Running").endStatus()
+        .build();
     first.podUpdated(kept);
     first.podUpdated(pod("pod-2", "uid-2", "gone"));
     await().until(() -> prepared(first, "kept", "gone"));
@@ -175,7 +176,7 @@ class ClaimManagerTest {
     await().until(() -> second.claims().size() == 1);
     assertThat(claim(second, "kept").state()).isEqualTo(ClaimInfo.State.PREPARED);
     assertThat(claim(second, "kept").devices().get(GPU)).hasSize(1);
-    assertThat(gpu.calls).as("nothing prepared twice").containsExactly("prepare kept");
+    assertThat(gpu.calls).as("a running pod is not prepared again").containsExactly("prepare kept");
     assertThat(nic.calls).containsExactly("prepare gone", "unprepare gone");
     assertThat(checkpointEntries()).extracting(e -> e.get("ClaimName").asText()).containsExactly("kept");
   }
