@@ -6,7 +6,6 @@ import dev.nodelet.dra.claims.ContainerDevices;
 import dev.nodelet.dra.claims.DeviceHealthInfo;
 import dev.nodelet.dra.claims.internal.PodClaims.PodClaim;
 import dev.nodelet.dra.claims.internal.PodClaims.PodClaimException;
-import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import java.io.IOException;
@@ -29,7 +28,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +47,8 @@ public final class ClaimReconciler implements AutoCloseable {
   private final FeatureGates gates;
   private final Checkpoint checkpoint;
   private final HealthTracker health;
+  private final PodHealthStatus podHealth;
+  private final WakeUps wakeUps;
   private final Drivers drivers;
   private final Failures failures;
   private final ClaimValidation validation;
@@ -84,7 +84,10 @@ public final class ClaimReconciler implements AutoCloseable {
     this.sweepPeriod = s.sweepPeriod();
     this.gates = s.gates();
     this.checkpoint = new Checkpoint(s.stateDirectory(), clock);
-    this.health = new HealthTracker(clock, executor, s.healthRetry());
+    this.health = new HealthTracker(clock, executor, s.healthRetry(), new HealthState(s.stateDirectory()),
+        this::requestSync);
+    this.podHealth = new PodHealthStatus(s.client(), health);
+    this.wakeUps = new WakeUps(clock, executor, guarded(this::requestSync));
     this.drivers = new Drivers(health);
     this.failures = new Failures(clock, s.retryInitial(), s.retryMax());
     this.validation = new ClaimValidation(s.client(), drivers, gates);
@@ -235,7 +238,7 @@ public final class ClaimReconciler implements AutoCloseable {
       boolean recorded = false;
       for (Pod pod : pods) {
         String uid = pod.getMetadata().getUid();
-        if (!isActive(pod) || String.valueOf(pod.getMetadata().getResourceVersion()).equals(preparedPods.get(uid))
+        if (!PodClaims.isActive(pod) || String.valueOf(pod.getMetadata().getResourceVersion()).equals(preparedPods.get(uid))
             || failures.podWaits(uid, now)) {
           continue;
         }
@@ -249,7 +252,7 @@ public final class ClaimReconciler implements AutoCloseable {
         boolean prepared = false;
         for (Admitted a : admitted) {
           String uid = a.pod().getMetadata().getUid();
-          boolean started = started(a.pod());
+          boolean started = PodClaims.started(a.pod());
           // the kubelet's rule: an entry loaded from the checkpoint is prepared again when a pod starts with it;
           // a pod that was already running keeps the devices from disk
           List<ClaimEntry> todo = a.entries().stream()
@@ -273,36 +276,21 @@ public final class ClaimReconciler implements AutoCloseable {
       failures.clearIf(f -> f.podUid() != null && !activePods.containsKey(f.podUid())
           && !cache.containsKey(f.key()));
       unprepareUnused(now);
+      podHealth.sync(activePods.values().stream().filter(PodClaims::isActive).toList(), cache);
     } catch (RuntimeException e) {
       LOG.error("The DRA claim manager of node {} failed a sync; it runs again at the next change", nodeName, e);
     } finally {
       publishView();
-      scheduleNextRetry();
+      wakeUps.retryAt(failures.nextRetry());
+      wakeUps.expiryAt(health.nextExpiry());
     }
   }
 
-  private static boolean isActive(Pod pod) {
-    String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
-    return pod.getMetadata().getDeletionTimestamp() == null && !"Succeeded".equals(phase) && !"Failed".equals(phase);
-  }
-
-  /** A container of the pod runs or ran: the pod is past its start. */
-  private static boolean started(Pod pod) {
-    if (pod.getStatus() == null) {
-      return false;
-    }
-    if ("Running".equals(pod.getStatus().getPhase())) {
-      return true;
-    }
-    return Stream.of(pod.getStatus().getContainerStatuses(), pod.getStatus().getInitContainerStatuses())
-        .filter(java.util.Objects::nonNull).flatMap(List::stream).map(ContainerStatus::getState)
-        .anyMatch(s -> s != null && (s.getRunning() != null || s.getTerminated() != null));
-  }
 
   private boolean podInUse(String uid) {
     Pod pod = activePods.get(uid);
     if (pod != null) {
-      return isActive(pod);
+      return PodClaims.isActive(pod);
     }
     return !swept && !removedPods.contains(uid); // from the checkpoint, not yet reported by the pod source
   }
@@ -395,19 +383,6 @@ public final class ClaimReconciler implements AutoCloseable {
       LOG.error("Writing checkpoint {} failed; claims are not prepared until it can be written",
           checkpoint.file(), e);
       return false;
-    }
-  }
-
-  private void scheduleNextRetry() {
-    Instant next = failures.nextRetry().orElse(null);
-    if (next == null) {
-      return;
-    }
-    long delay = Math.max(0, Duration.between(clock.instant(), next).toMillis());
-    try {
-      executor.schedule(guarded(this::requestSync), delay, TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      // closed
     }
   }
 

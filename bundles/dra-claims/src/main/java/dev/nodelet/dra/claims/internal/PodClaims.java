@@ -1,6 +1,7 @@
 package dev.nodelet.dra.claims.internal;
 
 import io.fabric8.kubernetes.api.model.ContainerExtendedResourceRequest;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodExtendedResourceClaimStatus;
 import io.fabric8.kubernetes.api.model.PodResourceClaim;
@@ -9,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /** Which ResourceClaims a pod uses: its {@code spec.resourceClaims} and, with DRAExtendedResource, its extended one. */
 final class PodClaims {
@@ -104,5 +106,24 @@ final class PodClaims {
     Object group = pod.getSpec().getAdditionalProperties().get("schedulingGroup");
     Object name = group instanceof Map<?, ?> m ? m.get("podGroupName") : null;
     return name instanceof String s && !s.isEmpty() ? s : null;
+  }
+
+  /** Not in a terminal phase and not being deleted. */
+  static boolean isActive(Pod pod) {
+    String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+    return pod.getMetadata().getDeletionTimestamp() == null && !"Succeeded".equals(phase) && !"Failed".equals(phase);
+  }
+
+  /** A container of the pod runs or ran: the pod is past its start. */
+  static boolean started(Pod pod) {
+    if (pod.getStatus() == null) {
+      return false;
+    }
+    if ("Running".equals(pod.getStatus().getPhase())) {
+      return true;
+    }
+    return Stream.of(pod.getStatus().getContainerStatuses(), pod.getStatus().getInitContainerStatuses())
+        .filter(java.util.Objects::nonNull).flatMap(List::stream).map(ContainerStatus::getState)
+        .anyMatch(s -> s != null && (s.getRunning() != null || s.getTerminated() != null));
   }
 }
