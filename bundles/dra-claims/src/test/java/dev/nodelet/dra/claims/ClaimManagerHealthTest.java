@@ -165,6 +165,33 @@ class ClaimManagerHealthTest {
   }
 
   @Test
+  void aNewerRegistrationWithoutHealthClearsTheHealthTheOlderOneReported() {
+    ClaimManager manager = manager();
+    report("gpu-0", DeviceHealth.Health.HEALTHY, Duration.ofMinutes(5));
+    assertThat(manager.health()).hasSize(1);
+
+    manager.addDriver(new dev.nodelet.testing.dra.PreparingDriver(GPU)); // a rolling update to a driver without health
+    scheduler.runDue();
+    assertThat(manager.health()).isEmpty();
+  }
+
+  @Test
+  void removingAnOlderRegistrationLeavesTheNewerOnesHealthStreamAlone() {
+    ClaimManager manager = manager();
+    TestDriver newer = new TestDriver(GPU);
+    manager.addDriver(newer);
+    newer.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
+        Duration.ofMinutes(5), ""));
+    scheduler.runDue();
+
+    manager.removeDriver(gpu);
+    scheduler.runDue();
+    assertThat(newer.healthWatches).as("the newer stream was not restarted").hasValue(1);
+    assertThat(newer.healthListener).isNotNull();
+    assertThat(manager.health()).extracting(DeviceHealthInfo::health).containsExactly(DeviceHealth.Health.UNHEALTHY);
+  }
+
+  @Test
   void anUnreadableHealthStateIsAnEmptyOne() throws Exception {
     Files.writeString(state.resolve("dra_health_state"), "{not json");
     assertThat(manager().health()).isEmpty();

@@ -29,16 +29,22 @@ public final class Drivers {
     health.follow(name, driver);
   }
 
+  /**
+   * A registration went away. Only when it was the newest does health move to the newest one left; removing an
+   * older registration leaves the newer one's health stream untouched.
+   */
   public void remove(DraDriver driver) {
     String name = driver.driverName();
+    boolean[] wasNewest = new boolean[1];
     List<DraDriver> left = byName.computeIfPresent(name, (k, list) -> {
+      wasNewest[0] = !list.isEmpty() && list.get(list.size() - 1) == driver;
       List<DraDriver> next = new ArrayList<>(list);
       next.removeIf(d -> d == driver);
       return next.isEmpty() ? null : next;
     });
     if (left == null) {
       health.forget(name);
-    } else {
+    } else if (wasNewest[0]) {
       health.follow(name, left.get(left.size() - 1));
     }
   }

@@ -176,16 +176,22 @@ public final class HealthTracker implements AutoCloseable {
         onError(e, true);
         return;
       }
+      boolean cleared = false;
       synchronized (lock) {
         if (opened == null) {
-          return; // the driver reports no health
-        }
-        if (current()) {
+          // the newest registration reports no health: what an older one reported no longer holds
+          cleared = current() && reports.remove(driverName) != null;
+        } else if (current()) {
           subscription = opened;
           return;
         }
       }
-      opened.close();
+      if (cleared) {
+        LOG.info("DRA driver {}'s newest registration reports no device health; its health is cleared", driverName);
+        changed();
+      } else if (opened != null) {
+        opened.close();
+      }
     }
 
     void stop() {
