@@ -34,6 +34,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * as gone at the first sweep (by default 60 s after the start), so a restart leaks nothing. Every failure is kept per
  * claim and retried with an exponential backoff.
  *
+ * <p>Device health reported by the drivers is kept in {@code dra_health_state} next to the checkpoint and written
+ * to the pods' {@code status.containerStatuses[].allocatedResourcesStatus}, as the kubelet does.
+ *
  * <p>As in the kubelet, claims loaded from the checkpoint count as not prepared: a pod that starts after a restart
  * has its claims prepared again (drivers are idempotent; this also recreates CDI specs that a reboot wiped), while a
  * pod already running keeps the devices from the checkpoint. Nodelet differs in one way: an unusable checkpoint is
