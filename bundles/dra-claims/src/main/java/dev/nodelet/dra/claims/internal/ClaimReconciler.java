@@ -201,6 +201,7 @@ public final class ClaimReconciler implements AutoCloseable {
   }
 
   private void load() {
+    health.restore();
     try {
       for (ClaimEntry entry : checkpoint.read()) {
         entry.restoredPods.addAll(entry.podUids);

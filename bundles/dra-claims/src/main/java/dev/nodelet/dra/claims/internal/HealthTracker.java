@@ -40,7 +40,7 @@ public final class HealthTracker implements AutoCloseable {
   private final Object lock = new Object();
   private final Object writeLock = new Object();
   private final Map<String, Stream> streams = new HashMap<>(); // guarded by lock
-  private final Map<String, Map<String, Report>> reports; // guarded by lock
+  private final Map<String, Map<String, Report>> reports = new TreeMap<>(); // guarded by lock
   private boolean closed; // guarded by lock
 
   /**
@@ -55,7 +55,21 @@ public final class HealthTracker implements AutoCloseable {
     this.retry = retry;
     this.state = state;
     this.onChange = onChange;
-    this.reports = state.read();
+  }
+
+  /** Reads the persisted health (on the claim manager's thread, not in a constructor); live reports win. */
+  public void restore() {
+    Map<String, Map<String, Report>> saved = state.read();
+    synchronized (lock) {
+      saved.forEach((driver, devices) -> {
+        Stream stream = streams.get(driver);
+        if (stream != null && stream.noHealth) {
+          return; // its newest registration reports none
+        }
+        Map<String, Report> known = reports.computeIfAbsent(driver, k -> new TreeMap<>());
+        devices.forEach(known::putIfAbsent);
+      });
+    }
   }
 
   private void changed() {
@@ -158,6 +172,7 @@ public final class HealthTracker implements AutoCloseable {
     private Subscription subscription; // guarded by lock
     private ScheduledFuture<?> retryTimer; // guarded by lock
     private boolean stopped; // guarded by lock
+    private boolean noHealth; // guarded by lock: the driver reports no health
 
     Stream(String driverName, DraDriver driver) {
       this.driverName = driverName;
@@ -180,6 +195,7 @@ public final class HealthTracker implements AutoCloseable {
       synchronized (lock) {
         if (opened == null) {
           // the newest registration reports no health: what an older one reported no longer holds
+          noHealth = true;
           cleared = current() && reports.remove(driverName) != null;
         } else if (current()) {
           subscription = opened;
