@@ -62,7 +62,10 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
       this.nodeName = Objects.requireNonNull(nodeName, "nodeName");
     }
 
-    /** Where the checkpoint file {@code dra_manager_state} is kept; default {@code /var/lib/nodelet}. */
+    /**
+     * Where the checkpoint file {@code dra_manager_state} and the device health {@code dra_health_state} are kept;
+     * default {@code /var/lib/nodelet}.
+     */
     public Builder stateDirectory(Path directory) {
       this.stateDirectory = Objects.requireNonNull(directory, "directory");
       return this;

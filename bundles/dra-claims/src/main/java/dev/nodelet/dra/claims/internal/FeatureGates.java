@@ -39,6 +39,9 @@ public record FeatureGates(Map<String, Boolean> values) {
         throw new IllegalArgumentException("unknown feature gate " + name + "; known: "
             + String.join(", ", new TreeMap<>(DEFAULTS).keySet()));
       }
+      if (on == null) {
+        throw new IllegalArgumentException("feature gate " + name + " needs true or false, was null");
+      }
       next.put(name, on);
     });
     return new FeatureGates(next);
