@@ -4,14 +4,14 @@
  * <p>{@link dev.nodelet.dra.claims.ClaimManager} is the plain-Java engine (usable without OSGi, with an injectable
  * clock and executor): for every pod of the node it resolves the pod's ResourceClaims, and once a claim is
  * allocated and reserved for the pod it asks each driver of the allocation to prepare it, keeps the prepared
- * devices and CDI device IDs in a checkpoint file, and unprepares the claim when no pod of the node uses it any
- * more. The {@code nodelet-dra-claims} bundle runs it as a component (configuration PID
+ * devices and CDI device IDs in a checkpoint file, writes the devices' health into the pods' status, and unprepares
+ * the claim when no pod of the node uses it any more. The {@code nodelet-dra-claims} bundle runs it as a component (configuration PID
  * {@code dev.nodelet.dra.claims}) fed by the pod source and by every {@link dev.nodelet.dra.DraDriver} service that
  * {@linkplain dev.nodelet.dra.DraDriver#preparesClaims() prepares claims}, and registers {@link
  * dev.nodelet.dra.claims.ClaimStatus} for the shell and for metrics.
  */
 @Export
-@Version("2.0.0")
+@Version("2.1.0")
 package dev.nodelet.dra.claims;
 
 import org.osgi.annotation.bundle.Export;

@@ -17,20 +17,20 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The claim manager against the embedded API server, with claims allocated by the test as the scheduler would. */
+/**
+ * The claim manager against the embedded API server, with claims allocated by the test as the scheduler would, on
+ * drivable time: every step runs on the test's thread when the test lets time pass.
+ */
 class ClaimManagerTest {
 
   private static final String NODE = "node-a";
@@ -47,24 +47,26 @@ class ClaimManagerTest {
   private final List<ClaimManager> managers = new ArrayList<>();
   private final TestDriver gpu = new TestDriver(GPU);
   private final TestDriver nic = new TestDriver(NIC);
+  private final ManualScheduler scheduler = new ManualScheduler();
 
   @AfterEach
   void stop() {
     managers.forEach(ClaimManager::close);
   }
 
-  private ClaimManager manager(Duration sweep, Clock clock) {
+  private ClaimManager manager(Duration sweep) {
     ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).sweepPeriod(sweep)
-        .retry(Duration.ofMillis(50), Duration.ofMillis(400)).clock(clock).build();
+        .retry(Duration.ofMillis(50), Duration.ofMillis(400)).clock(scheduler.clock).executor(scheduler).build();
     managers.add(manager);
     manager.addDriver(gpu);
     manager.addDriver(nic);
     manager.start();
+    scheduler.runDue();
     return manager;
   }
 
   private ClaimManager manager() {
-    return manager(Duration.ofMinutes(10), Clock.systemUTC());
+    return manager(Duration.ofMinutes(10));
   }
 
   private Pod pod(String name, String uid, String... claims) {
@@ -115,11 +117,13 @@ class ClaimManagerTest {
     Pod pod = pod("pod-1", "uid-1", "claim-gpu", "claim-nic");
 
     manager.podUpdated(pod);
-    await().until(() -> prepared(manager, "claim-gpu", "claim-nic"));
+    scheduler.runDue();
+    assertThat(prepared(manager, "claim-gpu", "claim-nic")).isTrue();
     manager.podUpdated(new PodBuilder(pod).editMetadata().withResourceVersion("2").endMetadata().build());
-    await().untilAsserted(() -> assertThat(manager.containers()).extracting(ContainerDevices::cdiDeviceIds)
+    scheduler.runDue();
+    assertThat(manager.containers()).extracting(ContainerDevices::cdiDeviceIds)
         .containsExactly(List.of("k8s.gpu.example.com/device=claim-gpu-dev"),
-            List.of("k8s.nic.example.com/device=claim-nic-dev")));
+            List.of("k8s.nic.example.com/device=claim-nic-dev"));
     assertThat(gpu.calls).containsExactly("prepare claim-gpu");
     assertThat(nic.calls).containsExactly("prepare claim-nic");
     assertThat(claim(manager, "claim-gpu").pods()).containsExactly("default/pod-1");
@@ -130,7 +134,8 @@ class ClaimManagerTest {
         c.podClaim(), c.request())).containsExactly("default", "pod-1", "main", "entry-claim-nic", "req"));
 
     manager.podRemoved(pod);
-    await().until(() -> manager.claims().isEmpty());
+    scheduler.runDue();
+    assertThat(manager.claims()).isEmpty();
     assertThat(gpu.calls).containsExactly("prepare claim-gpu", "unprepare claim-gpu");
     assertThat(nic.calls).containsExactly("prepare claim-nic", "unprepare claim-nic");
     assertThat(checkpointEntries()).isEmpty();
@@ -147,35 +152,43 @@ class ClaimManagerTest {
     Pod two = pod("pod-2", "uid-2", "shared");
     manager.podUpdated(one);
     manager.podUpdated(two);
-    await().until(() -> prepared(manager, "shared") && claim(manager, "shared").pods().size() == 2);
+    scheduler.runDue();
+    assertThat(prepared(manager, "shared")).isTrue();
+    assertThat(claim(manager, "shared").pods()).hasSize(2);
 
     manager.podRemoved(one);
-    await().until(() -> claim(manager, "shared").pods().size() == 1);
+    scheduler.runDue();
+    assertThat(claim(manager, "shared").pods()).containsExactly("default/pod-2");
     manager.podRemoved(two);
-    await().until(() -> manager.claims().isEmpty());
+    scheduler.runDue();
+    assertThat(manager.claims()).isEmpty();
     assertThat(gpu.calls).containsExactly("prepare shared", "unprepare shared");
   }
 
   @Test
-  void aRestartPreparesNothingTwiceAndUnpreparesTheClaimsOfPodsThatDidNotComeBack() throws Exception {
+  void aRestartKeepsTheClaimsOfRunningPodsAndUnpreparesThoseOfPodsThatDidNotComeBack() throws Exception {
     allocate("kept", GPU, "pod-1", "uid-1");
     allocate("gone", NIC, "pod-2", "uid-2");
     ClaimManager first = manager();
-    Pod kept = pod("pod-1", "uid-1", "kept");
+    Pod kept = new PodBuilder(pod("pod-1", "uid-1", "kept")).withNewStatus().withPhase("Running").endStatus()
+        .build();
     first.podUpdated(kept);
     first.podUpdated(pod("pod-2", "uid-2", "gone"));
-    await().until(() -> prepared(first, "kept", "gone"));
+    scheduler.runDue();
+    assertThat(prepared(first, "kept", "gone")).isTrue();
     first.close();
     assertThat(checkpointEntries()).hasSize(2);
 
     // pod-2 was deleted while Nodelet was down
-    ClaimManager second = manager(Duration.ofMillis(300), Clock.systemUTC());
+    ClaimManager second = manager(Duration.ofSeconds(60));
     second.podUpdated(kept);
-    await().until(() -> nic.calls.contains("unprepare gone"));
-    await().until(() -> second.claims().size() == 1);
+    scheduler.runDue();
+    assertThat(second.claims()).as("pod-2 may still come back until the first sweep").hasSize(2);
+    scheduler.advance(Duration.ofSeconds(60));
+    assertThat(second.claims()).hasSize(1);
     assertThat(claim(second, "kept").state()).isEqualTo(ClaimInfo.State.PREPARED);
     assertThat(claim(second, "kept").devices().get(GPU)).hasSize(1);
-    assertThat(gpu.calls).as("nothing prepared twice").containsExactly("prepare kept");
+    assertThat(gpu.calls).as("a running pod is not prepared again").containsExactly("prepare kept");
     assertThat(nic.calls).containsExactly("prepare gone", "unprepare gone");
     assertThat(checkpointEntries()).extracting(e -> e.get("ClaimName").asText()).containsExactly("kept");
   }
@@ -187,12 +200,16 @@ class ClaimManagerTest {
     ClaimManager manager = manager();
     manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu"));
 
-    await().until(() -> claim(manager, "claim-gpu") != null
-        && claim(manager, "claim-gpu").state() == ClaimInfo.State.FAILED);
+    scheduler.runDue();
     ClaimInfo failed = claim(manager, "claim-gpu");
+    assertThat(failed.state()).isEqualTo(ClaimInfo.State.FAILED);
     assertThat(failed.error()).contains("gpu.example.com", "device busy");
-    assertThat(failed.nextRetry()).isNotNull();
-    await().until(() -> prepared(manager, "claim-gpu"));
+    assertThat(failed.nextRetry()).isEqualTo(scheduler.clock.instant().plusMillis(50));
+    scheduler.advance(Duration.ofMillis(50 + 100)); // the second and third attempts fail too
+    assertThat(gpu.calls).hasSize(3);
+    assertThat(claim(manager, "claim-gpu").nextRetry()).isEqualTo(scheduler.clock.instant().plusMillis(200));
+    scheduler.advance(Duration.ofMillis(200));
+    assertThat(prepared(manager, "claim-gpu")).isTrue();
     assertThat(gpu.calls).containsExactly("prepare claim-gpu", "prepare claim-gpu", "prepare claim-gpu",
         "prepare claim-gpu");
     assertThat(claim(manager, "claim-gpu").error()).isNull();
@@ -206,7 +223,7 @@ class ClaimManagerTest {
     ClaimManager manager = manager();
     Pod pod = pod("pod-1", "uid-1", "later");
     manager.podUpdated(pod);
-    await().until(() -> claim(manager, "later") != null && claim(manager, "later").error() != null);
+    scheduler.runDue();
     assertThat(claim(manager, "later").error()).isEqualTo("ResourceClaim default/later is not reserved for pod"
         + " pod-1 yet");
     assertThat(gpu.calls).isEmpty();
@@ -215,7 +232,7 @@ class ClaimManagerTest {
     await().until(() -> client.resources(ResourceClaim.class).inNamespace("default").withName("later").get()
         == null);
     allocate("later", "fpga.example.com", "pod-1", "uid-1");
-    await().until(() -> claim(manager, "later").error().contains("fpga.example.com"));
+    scheduler.advance(Duration.ofMillis(400)); // the longest retry delay
     assertThat(claim(manager, "later").error()).contains("needs DRA driver fpga.example.com, which is not"
         + " registered");
   }
@@ -230,14 +247,14 @@ class ClaimManagerTest {
         .endResourceClaimStatus().endStatus().build();
     ClaimManager manager = manager();
     manager.podUpdated(pod);
-    await().until(() -> claim(manager, "pod-1-gpu-x7k2q") != null
-        && claim(manager, "pod-1-gpu-x7k2q").error() != null);
+    scheduler.runDue();
     assertThat(claim(manager, "pod-1-gpu-x7k2q").error()).contains("no controller reference");
 
     claim.getMetadata().setOwnerReferences(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
         .withApiVersion("v1").withKind("Pod").withName("pod-1").withUid("uid-1").withController(true).build()));
     client.resources(ResourceClaim.class).inNamespace("default").resource(claim).update();
-    await().until(() -> prepared(manager, "pod-1-gpu-x7k2q"));
+    scheduler.advance(Duration.ofMillis(400));
+    assertThat(prepared(manager, "pod-1-gpu-x7k2q")).isTrue();
   }
 
   @Test
@@ -246,7 +263,8 @@ class ClaimManagerTest {
     allocate("claim-gpu", GPU, "pod-1", "uid-1");
     ClaimManager manager = manager();
     manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu"));
-    await().until(() -> prepared(manager, "claim-gpu"));
+    scheduler.runDue();
+    assertThat(prepared(manager, "claim-gpu")).isTrue();
 
     assertThat(manager.checkpointProblem()).hasValueSatisfying(p -> assertThat(p)
         .contains("checksum does not match", "dra_manager_state.corrupt-"));
@@ -259,34 +277,17 @@ class ClaimManagerTest {
 
   @Test
   void deviceHealthIsKeptAndTurnsUnknownWhenItsTimeoutPasses() {
-    AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-01-01T00:00:00Z"));
-    Clock clock = new Clock() {
-      @Override
-      public java.time.ZoneId getZone() {
-        return ZoneOffset.UTC;
-      }
-
-      @Override
-      public Clock withZone(java.time.ZoneId zone) {
-        return this;
-      }
-
-      @Override
-      public Instant instant() {
-        return now.get();
-      }
-    };
-    ClaimManager manager = manager(Duration.ofMinutes(10), clock);
-    await().until(() -> gpu.healthListener != null);
-    gpu.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, now.get(), Duration.ofSeconds(30),
+    ClaimManager manager = manager();
+    gpu.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
+        Duration.ofSeconds(30),
         "x".repeat(2000)));
     assertThat(manager.health()).singleElement().satisfies(h -> {
       assertThat(h.health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
       assertThat(h.message()).hasSize(1024).endsWith("...");
     });
-    now.set(now.get().plusSeconds(30));
+    scheduler.advance(Duration.ofSeconds(30));
     assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
-    now.set(now.get().plusSeconds(1));
+    scheduler.advance(Duration.ofSeconds(1));
     assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNKNOWN);
     assertThat(manager.health()).extracting(DeviceHealthInfo::driver, DeviceHealthInfo::pool, DeviceHealthInfo::device)
         .containsExactly(tuple("gpu.example.com", "pool", "gpu-0"));
@@ -302,8 +303,8 @@ class ClaimManagerTest {
     ClaimManager manager = manager();
     ClaimsMetrics metrics = new ClaimsMetrics(manager);
     manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu", "claim-nic"));
-    await().until(() -> prepared(manager, "claim-gpu", "claim-nic"));
-    await().until(() -> gpu.healthListener != null);
+    scheduler.runDue();
+    assertThat(prepared(manager, "claim-gpu", "claim-nic")).isTrue();
     gpu.report(new DeviceHealth("pool", "claim-gpu-dev", DeviceHealth.Health.UNHEALTHY, Instant.now(),
         Duration.ofMinutes(5), "fan failed"));
 

@@ -17,6 +17,7 @@ final class TestDriver extends PreparingDriver {
   final List<String> calls = new CopyOnWriteArrayList<>();
   final AtomicInteger failPrepares = new AtomicInteger();
   volatile HealthListener healthListener;
+  final AtomicInteger healthWatches = new AtomicInteger();
 
   TestDriver(String name) {
     super(name);
@@ -39,6 +40,7 @@ final class TestDriver extends PreparingDriver {
 
   @Override
   public Subscription watchHealth(HealthListener listener) {
+    healthWatches.incrementAndGet();
     healthListener = listener;
     return () -> healthListener = null;
   }

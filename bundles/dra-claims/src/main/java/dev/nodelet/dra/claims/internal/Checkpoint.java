@@ -25,7 +25,7 @@ import java.util.zip.CRC32;
  * {@code {"Data":"<json>","Checksum":<CRC-32 of Data>}} with Data =
  * {@code {"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":[...]}}.
  * Each write replaces the whole file atomically (a temporary file in the same folder, forced to disk, then
- * renamed). Nodelet adds {@code Prepared} to each entry; readers that do not know it ignore it.
+ * renamed). A {@code null} list or map of an entry is written back as {@code null} while the entry keeps it empty.
  */
 public final class Checkpoint {
 
@@ -108,20 +108,42 @@ public final class Checkpoint {
     List<ClaimEntry> entries = new ArrayList<>();
     for (JsonNode e : data.path("ClaimInfoStateList")) {
       ClaimEntry entry = new ClaimEntry(text(e, "Namespace"), text(e, "ClaimName"), text(e, "ClaimUID"));
+      nullAt(e, "PodUIDs", "PodUIDs", entry);
       e.path("PodUIDs").fieldNames().forEachRemaining(entry.podUids::add);
+      nullAt(e, "DriverState", "DriverState", entry);
       e.path("DriverState").fields().forEachRemaining(d -> {
+        String at = "DriverState/" + d.getKey() + "/";
+        nullAt(d.getValue(), "Devices", at + "Devices", entry);
         List<PreparedDevice> devices = new ArrayList<>();
+        int i = 0;
         for (JsonNode dev : d.getValue().path("Devices")) {
+          nullAt(dev, "RequestNames", at + i + "/RequestNames", entry);
+          nullAt(dev, "CDIDeviceIDs", at + i + "/CDIDeviceIDs", entry);
           devices.add(new PreparedDevice(strings(dev.get("RequestNames")), text(dev, "PoolName"),
               text(dev, "DeviceName"), strings(dev.get("CDIDeviceIDs")),
               dev.hasNonNull("ShareID") ? dev.get("ShareID").asText() : null));
+          i++;
         }
         entry.drivers.put(d.getKey(), devices);
       });
-      entry.prepared = e.path("Prepared").asBoolean(false);
       entries.add(entry);
     }
     return entries;
+  }
+
+  private static void nullAt(JsonNode parent, String field, String path, ClaimEntry entry) {
+    if (parent.has(field) && parent.get(field).isNull()) {
+      entry.nulls.add(path);
+    }
+  }
+
+  /** An empty list read as {@code null} stays {@code null}. */
+  private static void strings(ObjectNode parent, String field, List<String> values, boolean wasNull) {
+    if (values.isEmpty() && wasNull) {
+      parent.putNull(field);
+    } else {
+      values.forEach(parent.putArray(field)::add);
+    }
   }
 
   private static List<String> strings(JsonNode array) {
@@ -143,12 +165,27 @@ public final class Checkpoint {
       e.put("ClaimUID", entry.uid);
       e.put("ClaimName", entry.name);
       e.put("Namespace", entry.namespace);
-      ObjectNode pods = e.putObject("PodUIDs");
-      entry.podUids.forEach(uid -> pods.putObject(uid));
+      if (entry.podUids.isEmpty() && entry.nulls.contains("PodUIDs")) {
+        e.putNull("PodUIDs");
+      } else {
+        ObjectNode pods = e.putObject("PodUIDs");
+        entry.podUids.forEach(pods::putObject);
+      }
+      if (entry.drivers.isEmpty() && entry.nulls.contains("DriverState")) {
+        e.putNull("DriverState");
+        continue;
+      }
       ObjectNode drivers = e.putObject("DriverState");
       entry.drivers.forEach((driver, devices) -> {
-        ArrayNode array = drivers.putObject(driver).putArray("Devices");
-        for (PreparedDevice d : devices) {
+        String at = "DriverState/" + driver + "/";
+        ObjectNode state = drivers.putObject(driver);
+        if (devices.isEmpty() && entry.nulls.contains(at + "Devices")) {
+          state.putNull("Devices");
+          return;
+        }
+        ArrayNode array = state.putArray("Devices");
+        for (int i = 0; i < devices.size(); i++) {
+          PreparedDevice d = devices.get(i);
           ObjectNode dev = array.addObject();
           dev.put("PoolName", d.poolName());
           dev.put("DeviceName", d.deviceName());
@@ -157,11 +194,10 @@ public final class Checkpoint {
           } else {
             dev.put("ShareID", d.shareId());
           }
-          d.requestNames().forEach(dev.putArray("RequestNames")::add);
-          d.cdiDeviceIds().forEach(dev.putArray("CDIDeviceIDs")::add);
+          strings(dev, "RequestNames", d.requestNames(), entry.nulls.contains(at + i + "/RequestNames"));
+          strings(dev, "CDIDeviceIDs", d.cdiDeviceIds(), entry.nulls.contains(at + i + "/CDIDeviceIDs"));
         }
       });
-      e.put("Prepared", entry.prepared);
     }
     String text = JSON.writeValueAsString(data);
     ObjectNode outer = JSON.createObjectNode();

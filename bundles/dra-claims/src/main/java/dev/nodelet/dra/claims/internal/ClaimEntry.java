@@ -2,6 +2,7 @@ package dev.nodelet.dra.claims.internal;
 
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.PreparedDevice;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,10 +21,21 @@ public final class ClaimEntry {
   public final Set<String> podUids = new TreeSet<>();
   /** Devices per driver; a driver of the allocation that has not prepared yet has an empty list. */
   public final Map<String, List<PreparedDevice>> drivers = new TreeMap<>();
-  /** Every driver prepared the claim. Kept in the checkpoint, so a restart prepares nothing twice. */
+  /**
+   * Every driver prepared the claim in this run. Memory only, as in the kubelet: after a restart the next start of
+   * a pod prepares the claim again (drivers are idempotent), which also recreates CDI specs a reboot wiped.
+   */
   public boolean prepared;
+  /** The pods the checkpoint listed at start: while running they keep the devices from disk. Memory only. */
+  public final Set<String> restoredPods = new HashSet<>();
   /** The last pod is gone: new pods are refused until the drivers unprepared it. Memory only. */
   public boolean unpreparing;
+  /**
+   * Where the checkpoint read held {@code null} instead of an empty list or map ({@code PodUIDs},
+   * {@code DriverState}, {@code DriverState/<driver>/Devices}, {@code DriverState/<driver>/<i>/RequestNames} or
+   * {@code .../CDIDeviceIDs}), so that an unchanged entry is written back as it was read.
+   */
+  public final Set<String> nulls = new HashSet<>();
 
   public ClaimEntry(String namespace, String name, String uid) {
     this.namespace = namespace;
@@ -37,5 +49,17 @@ public final class ClaimEntry {
 
   public ClaimRef ref() {
     return new ClaimRef(namespace, name, uid);
+  }
+
+  /** The devices of a driver, replaced by what it prepared now; its nulls from the checkpoint no longer hold. */
+  public void replaceDevices(String driver, List<PreparedDevice> devices) {
+    drivers.put(driver, devices);
+    nulls.removeIf(path -> path.startsWith("DriverState/" + driver + "/"));
+    nulls.remove("DriverState");
+  }
+
+  /** The devices came from a driver in this run, or from disk for running pods. */
+  public boolean usable() {
+    return prepared || !restoredPods.isEmpty();
   }
 }

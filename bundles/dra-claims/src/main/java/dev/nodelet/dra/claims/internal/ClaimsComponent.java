@@ -62,7 +62,7 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
 
   /** A validated configuration. */
   record Settings(Path stateDirectory, Duration sweepPeriod, Duration retryInitial, Duration retryMax,
-      Duration healthRetry) {
+      Duration healthRetry, Map<String, Boolean> featureGates) {
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(ClaimsConfiguration config) {
@@ -78,14 +78,16 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
               "seconds")),
           Duration.ofMillis(initial), Duration.ofMillis(max),
           Duration.ofMillis(within("health.retry.millis", config::health_retry_millis, 1, MAX_MILLIS,
-              "milliseconds")));
+              "milliseconds")),
+          FeatureGates.parse("feature.gates", config.feature_gates()));
     }
 
     @Override
     public String toString() {
       return "state.directory=" + stateDirectory + ", sweep.period.seconds=" + sweepPeriod.getSeconds()
           + ", retry.initial.millis=" + retryInitial.toMillis() + ", retry.max.millis=" + retryMax.toMillis()
-          + ", health.retry.millis=" + healthRetry.toMillis();
+          + ", health.retry.millis=" + healthRetry.toMillis()
+          + ", feature.gates=" + FeatureGates.defaults().with(featureGates);
     }
   }
 
@@ -147,6 +149,7 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
         .sweepPeriod(settings.sweepPeriod())
         .retry(settings.retryInitial(), settings.retryMax())
         .healthRetry(settings.healthRetry())
+        .featureGates(settings.featureGates())
         .build();
     started.start();
     return started;

@@ -29,4 +29,10 @@ public @interface ClaimsConfiguration {
   @AttributeDefinition(name = "Health retry delay (ms)", min = "1",
       description = "How long after a broken device health stream it is watched again.")
   long health_retry_millis() default 5000;
+
+  @AttributeDefinition(name = "Feature gates",
+      description = "Kubernetes feature gates as Name=true,Other=false; unset gates keep the defaults of Kubernetes"
+          + " 1.36: DRAExtendedResource=true (claims named in status.extendedResourceClaimStatus are prepared),"
+          + " DRAWorkloadResourceClaims=false (claims reserved for the pod's PodGroup are refused).")
+  String feature_gates() default "";
 }

@@ -5,6 +5,7 @@ import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.claims.DeviceHealthInfo;
+import dev.nodelet.dra.claims.internal.HealthState.Report;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,21 +32,76 @@ public final class HealthTracker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HealthTracker.class);
   static final int MAX_MESSAGE = 1024;
 
-  private record Report(DeviceHealth.Health health, String message, Instant received, Duration timeout) {
-  }
-
   private final Clock clock;
   private final ScheduledExecutorService executor;
   private final Duration retry;
+  private final HealthState state;
+  private final Runnable onChange;
   private final Object lock = new Object();
+  private final Object writeLock = new Object();
   private final Map<String, Stream> streams = new HashMap<>(); // guarded by lock
   private final Map<String, Map<String, Report>> reports = new TreeMap<>(); // guarded by lock
   private boolean closed; // guarded by lock
 
-  public HealthTracker(Clock clock, ScheduledExecutorService executor, Duration retry) {
+  /**
+   * @param state where the health is persisted and restored from
+   * @param onChange called (on the reporting thread, must not block) after a device's health, message or timeout
+   *     changed, or a driver's health was cleared
+   */
+  public HealthTracker(Clock clock, ScheduledExecutorService executor, Duration retry, HealthState state,
+      Runnable onChange) {
     this.clock = clock;
     this.executor = executor;
     this.retry = retry;
+    this.state = state;
+    this.onChange = onChange;
+  }
+
+  /** Reads the persisted health (on the claim manager's thread, not in a constructor); live reports win. */
+  public void restore() {
+    Map<String, Map<String, Report>> saved = state.read();
+    synchronized (lock) {
+      saved.forEach((driver, devices) -> {
+        Stream stream = streams.get(driver);
+        if (stream != null && stream.noHealth) {
+          return; // its newest registration reports none
+        }
+        Map<String, Report> known = reports.computeIfAbsent(driver, k -> new TreeMap<>());
+        devices.forEach(known::putIfAbsent);
+      });
+    }
+  }
+
+  private void changed() {
+    synchronized (writeLock) {
+      Map<String, Map<String, Report>> copy = new TreeMap<>();
+      synchronized (lock) {
+        if (closed) {
+          return;
+        }
+        reports.forEach((d, devices) -> copy.put(d, new TreeMap<>(devices)));
+      }
+      state.write(copy);
+    }
+    onChange.run();
+  }
+
+  /** The health of a device now: Unknown when not reported or when its report timed out. */
+  public DeviceHealth.Health health(String driver, String pool, String device) {
+    synchronized (lock) {
+      Report r = reports.getOrDefault(driver, Map.of()).get(pool + "/" + device);
+      return r == null || clock.instant().isAfter(r.received().plus(r.timeout())) ? DeviceHealth.Health.UNKNOWN
+          : r.health();
+    }
+  }
+
+  /** When the next report that reads as known now times out, if one does. */
+  public java.util.Optional<Instant> nextExpiry() {
+    Instant now = clock.instant();
+    synchronized (lock) {
+      return reports.values().stream().flatMap(m -> m.values().stream())
+          .map(r -> r.received().plus(r.timeout())).filter(t -> !now.isAfter(t)).min(Comparator.naturalOrder());
+    }
   }
 
   /** Follows this registration of the driver instead of any earlier one. */
@@ -67,12 +123,16 @@ public final class HealthTracker implements AutoCloseable {
   /** The driver is gone: its stream ends and its health is forgotten. */
   public void forget(String driverName) {
     Stream previous;
+    boolean cleared;
     synchronized (lock) {
       previous = streams.remove(driverName);
-      reports.remove(driverName);
+      cleared = reports.remove(driverName) != null;
     }
     if (previous != null) {
       previous.stop();
+    }
+    if (cleared) {
+      changed();
     }
   }
 
@@ -100,7 +160,7 @@ public final class HealthTracker implements AutoCloseable {
       closed = true;
       open = new ArrayList<>(streams.values());
       streams.clear();
-      reports.clear();
+      reports.clear(); // memory only: the file keeps the health for the next start
     }
     open.forEach(Stream::stop);
   }
@@ -112,6 +172,7 @@ public final class HealthTracker implements AutoCloseable {
     private Subscription subscription; // guarded by lock
     private ScheduledFuture<?> retryTimer; // guarded by lock
     private boolean stopped; // guarded by lock
+    private boolean noHealth; // guarded by lock: the driver reports no health
 
     Stream(String driverName, DraDriver driver) {
       this.driverName = driverName;
@@ -130,16 +191,23 @@ public final class HealthTracker implements AutoCloseable {
         onError(e, true);
         return;
       }
+      boolean cleared = false;
       synchronized (lock) {
         if (opened == null) {
-          return; // the driver reports no health
-        }
-        if (current()) {
+          // the newest registration reports no health: what an older one reported no longer holds
+          noHealth = true;
+          cleared = current() && reports.remove(driverName) != null;
+        } else if (current()) {
           subscription = opened;
           return;
         }
       }
-      opened.close();
+      if (cleared) {
+        LOG.info("DRA driver {}'s newest registration reports no device health; its health is cleared", driverName);
+        changed();
+      } else if (opened != null) {
+        opened.close();
+      }
     }
 
     void stop() {
@@ -160,6 +228,7 @@ public final class HealthTracker implements AutoCloseable {
     @Override
     public void onHealth(List<DeviceHealth> devices) {
       Instant now = clock.instant();
+      boolean changed = false;
       synchronized (lock) {
         if (!current()) {
           return; // a superseded stream
@@ -170,29 +239,39 @@ public final class HealthTracker implements AutoCloseable {
               : d.message();
           Report next = new Report(d.health(), message, now, d.timeout());
           Report before = known.put(d.poolName() + "/" + d.deviceName(), next);
+          changed |= before == null || before.health() != next.health() || !before.message().equals(message)
+              || !before.timeout().equals(next.timeout())
+              || now.isAfter(before.received().plus(before.timeout())); // was Unknown by its lease
           if (before == null || before.health() != next.health()) {
             LOG.info("DRA driver {} reports device {}/{} {}{}", driverName, d.poolName(), d.deviceName(),
                 d.health(), message.isEmpty() ? "" : ": " + message);
           }
         }
       }
+      if (changed) {
+        changed();
+      }
     }
 
     @Override
     public void onError(Throwable cause, boolean retryable) {
+      boolean cleared = false;
       synchronized (lock) {
         if (!current()) {
           return;
         }
         subscription = null;
-        if (!retryable) {
-          reports.remove(driverName);
+        if (retryable) {
+          LOG.warn("The health stream of DRA driver {} ended ({}); watching again in {} ms, the health is kept",
+              driverName, cause.getMessage(), retry.toMillis());
+          retryTimer = executor.schedule(this::open, retry.toMillis(), TimeUnit.MILLISECONDS);
+        } else {
+          cleared = reports.remove(driverName) != null;
           LOG.info("DRA driver {} reports no device health: {}", driverName, cause.getMessage());
-          return;
         }
-        LOG.warn("The health stream of DRA driver {} ended ({}); watching again in {} ms, the health is kept",
-            driverName, cause.getMessage(), retry.toMillis());
-        retryTimer = executor.schedule(this::open, retry.toMillis(), TimeUnit.MILLISECONDS);
+      }
+      if (cleared) {
+        changed();
       }
     }
   }

@@ -60,6 +60,29 @@ class ClaimsComponentTest {
     assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node, config(Map.of("state.directory",
         " ")), Map.of()), ClaimsComponent::deactivate))
         .contains("state.directory: must not be empty");
+    assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node, config(Map.of("feature.gates",
+        "DRAWorkloadResourceClaims=yes")), Map.of()), ClaimsComponent::deactivate))
+        .contains("feature.gates: expected Name=true or Name=false, separated by commas, was"
+            + " \"DRAWorkloadResourceClaims=yes\"");
+    assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node, config(Map.of("feature.gates",
+        "DRAMagic=true")), Map.of()), ClaimsComponent::deactivate))
+        .contains("feature.gates: unknown feature gate DRAMagic; known: DRAExtendedResource,"
+            + " DRAWorkloadResourceClaims");
+  }
+
+  @Test
+  void featureGatesDefaultToKubernetes136AndAreSetByName() {
+    component = new ClaimsComponent(new RecordingPublisher(), client, node, config(Map.of()), Map.of());
+    assertThat(component.settings().featureGates()).isEmpty();
+    assertThat(component.settings().toString()).endsWith("feature.gates=DRAExtendedResource=true,"
+        + "DRAWorkloadResourceClaims=false");
+
+    component.modified(config(Map.of("feature.gates", " DRAWorkloadResourceClaims=true, DRAExtendedResource=false")),
+        Map.of());
+    assertThat(component.settings().featureGates()).containsExactlyInAnyOrderEntriesOf(Map.of(
+        "DRAWorkloadResourceClaims", true, "DRAExtendedResource", false));
+    assertThat(component.settings().toString()).endsWith("feature.gates=DRAExtendedResource=false,"
+        + "DRAWorkloadResourceClaims=true");
   }
 
   @Test

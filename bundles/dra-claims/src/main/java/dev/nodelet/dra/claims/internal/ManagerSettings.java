@@ -1,0 +1,17 @@
+package dev.nodelet.dra.claims.internal;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * What {@code ClaimManager.Builder} collected, for the implementation.
+ *
+ * @param executor the executor to run on, or null for one of the manager's own
+ */
+public record ManagerSettings(KubernetesClient client, String nodeName, Path stateDirectory, Clock clock,
+    ScheduledExecutorService executor, Duration sweepPeriod, Duration retryInitial, Duration retryMax,
+    Duration healthRetry, FeatureGates gates) {
+}
