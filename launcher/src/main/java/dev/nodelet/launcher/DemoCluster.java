@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -36,7 +37,11 @@ final class DemoCluster {
     try (KubernetesClient client = client(server)) {
       create(client, new NodeBuilder().withNewMetadata().withName(nodeName)
           .addToAnnotations("node.alpha.kubernetes.io/ttl", "0").endMetadata().build());
-      create(client, new NodeBuilder().withNewMetadata().withName("other-node").endMetadata().build());
+      // another node of the cluster, registered as a kubelet registers one (nodelet-node reports the demo node's status)
+      Map<String, Quantity> resources = Map.of("cpu", new Quantity("4"), "memory", new Quantity("8Gi"),
+          "pods", new Quantity("110"), "ephemeral-storage", new Quantity("50Gi"));
+      create(client, new NodeBuilder().withNewMetadata().withName("other-node").endMetadata()
+          .withNewStatus().withCapacity(resources).withAllocatable(resources).endStatus().build());
       create(client, configMap("web-config", false));
       create(client, configMap("worker-config", true));
       create(client, configMap("other-config", false));
