@@ -94,22 +94,28 @@ public final class HealthEndpoint {
    */
   @Activate
   public HealthEndpoint(BundleContext context, @Reference(name = "executor") HealthCheckExecutor executor,
-      HealthConfiguration config) {
-    this(ServicePublisher.of(context), executor, config);
+      HealthConfiguration config, Map<String, Object> properties) {
+    this(ServicePublisher.of(context), executor, config, properties);
   }
 
   /** For tests: where the health check of a waiting endpoint goes. */
-  HealthEndpoint(ServicePublisher publisher, HealthCheckExecutor executor, HealthConfiguration config) {
+  HealthEndpoint(ServicePublisher publisher, HealthCheckExecutor executor, HealthConfiguration config,
+      Map<String, ?> properties) {
     this.executor = executor;
     this.configuration = LastGoodConfiguration.waiting(PID, "the health endpoint", HealthEndpoint::address,
         publisher);
-    modified(config);
+    modified(config, properties);
+  }
+
+  /** @return the warnings given for keys its configuration does not have */
+  List<String> unknownKeys() {
+    return configuration.unknownKeys();
   }
 
   /** Moves to a valid new address, refuses an invalid one. */
   @Modified
-  synchronized void modified(HealthConfiguration config) {
-    configuration.apply(config, Map.of(), address -> {
+  synchronized void modified(HealthConfiguration config, Map<String, ?> properties) {
+    configuration.apply(config, properties, address -> {
       // the old port is given up first: a new address with the same port must be able to bind it
       if (server != null) {
         server.close();

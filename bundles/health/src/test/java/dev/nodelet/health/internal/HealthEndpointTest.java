@@ -52,6 +52,14 @@ class HealthEndpointTest {
     }
   }
 
+  private HealthEndpoint endpoint(Map<String, Object> properties) {
+    return new HealthEndpoint(registry, NO_CHECKS, config(properties), properties);
+  }
+
+  private void modify(Map<String, Object> properties) {
+    endpoint.modified(config(properties), properties);
+  }
+
   private static HealthConfiguration config(Map<String, Object> properties) {
     return Converters.standardConverter().convert(properties).to(HealthConfiguration.class);
   }
@@ -70,17 +78,17 @@ class HealthEndpointTest {
 
   @Test
   void anInvalidChangeIsRefusedAndANewPortMovesTheEndpoint() throws Exception {
-    endpoint = new HealthEndpoint(registry, NO_CHECKS, config(Map.of("port", 0)));
+    endpoint = endpoint(Map.of("port", 0));
     int first = endpoint.port();
     assertThat(unknownPath(first)).isEqualTo(404);
 
-    endpoint.modified(config(Map.of("port", 70000)));
-    endpoint.modified(config(Map.of("port", 0, "address", "no such host.invalid")));
+    modify(Map.of("port", 70000));
+    modify(Map.of("port", 0, "address", "no such host.invalid"));
     assertThat(endpoint.port()).isEqualTo(first);
     assertThat(unknownPath(first)).isEqualTo(404);
 
     int second = freePort();
-    endpoint.modified(config(Map.of("port", second)));
+    modify(Map.of("port", second));
     assertThat(endpoint.port()).isEqualTo(second);
     assertThat(unknownPath(second)).isEqualTo(404);
     assertThatThrownBy(() -> unknownPath(first)).as("the old port is closed").isInstanceOf(ConnectException.class);
@@ -88,15 +96,22 @@ class HealthEndpointTest {
 
   @Test
   void anInvalidFirstConfigurationListensNowhereAndHoldsReadinessUntilAValidOne() throws Exception {
-    endpoint = new HealthEndpoint(registry, NO_CHECKS, config(Map.of("port", -1)));
+    endpoint = endpoint(Map.of("port", -1));
     assertThat(registry.health()).startsWith("CRITICAL the health endpoint waits for a valid configuration"
         + " dev.nodelet.health: port: must be between 0 and 65535 (0 for a free one), was -1");
     assertThatThrownBy(endpoint::port).isInstanceOf(IllegalStateException.class);
 
     int port = freePort();
-    endpoint.modified(config(Map.of("port", port)));
+    modify(Map.of("port", port));
     assertThat(endpoint.port()).isEqualTo(port);
     assertThat(unknownPath(port)).isEqualTo(404);
     assertThat(registry.healthCheck()).as("readiness no longer held").isEmpty();
+  }
+
+  @Test
+  void aMisspeltKeyIsNamedWithTheKeyItMeant() {
+    endpoint = endpoint(Map.of("port", 0, "adress", "0.0.0.0"));
+    assertThat(endpoint.unknownKeys()).containsExactly("Configuration dev.nodelet.health: unknown key adress is "
+        + "ignored; did you mean address? (etc/dev.nodelet.health.cfg)");
   }
 }
