@@ -173,6 +173,7 @@ public final class HealthTracker implements AutoCloseable {
     private ScheduledFuture<?> retryTimer; // guarded by lock
     private boolean stopped; // guarded by lock
     private boolean noHealth; // guarded by lock: the driver reports no health
+    private int failures; // guarded by lock: retries since the stream last delivered a report
 
     Stream(String driverName, DraDriver driver) {
       this.driverName = driverName;
@@ -233,6 +234,10 @@ public final class HealthTracker implements AutoCloseable {
         if (!current()) {
           return; // a superseded stream
         }
+        if (failures > 0) {
+          LOG.info("The health stream of DRA driver {} works again after {} failed attempts", driverName, failures);
+          failures = 0;
+        }
         Map<String, Report> known = reports.computeIfAbsent(driverName, k -> new TreeMap<>());
         for (DeviceHealth d : devices) {
           String message = d.message().length() > MAX_MESSAGE ? d.message().substring(0, MAX_MESSAGE - 3) + "..."
@@ -262,8 +267,14 @@ public final class HealthTracker implements AutoCloseable {
         }
         subscription = null;
         if (retryable) {
-          LOG.warn("The health stream of DRA driver {} ended ({}); watching again in {} ms, the health is kept",
-              driverName, cause.getMessage(), retry.toMillis());
+          // a dead driver fails every attempt: said once, the attempts that follow at DEBUG
+          if (failures++ == 0) {
+            LOG.warn("The health stream of DRA driver {} ended ({}); watching again every {} ms, the health is"
+                + " kept (further failures at DEBUG)", driverName, cause.getMessage(), retry.toMillis());
+          } else {
+            LOG.debug("The health stream of DRA driver {} failed again ({}, attempt {})", driverName,
+                cause.getMessage(), failures, cause);
+          }
           retryTimer = executor.schedule(this::open, retry.toMillis(), TimeUnit.MILLISECONDS);
         } else {
           cleared = reports.remove(driverName) != null;
