@@ -30,16 +30,18 @@ final class StatusComposer {
    * @param hostIp the node's address; null if unknown
    * @param startTime when Nodelet first took the pod
    * @param now the time for conditions that change
+   * @param written the status Nodelet wrote last (newer than the pod's until the pod source brings it); may be null
    * @return the status to write
    */
   static PodStatus compose(Pod pod, List<ContainerRun> containers, boolean readyToStart, String hostIp,
-      Instant startTime, Instant now) {
+      Instant startTime, Instant now, PodStatus written) {
     String policy = pod.getSpec().getRestartPolicy() == null ? "Always" : pod.getSpec().getRestartPolicy();
     String phase = phase(containers, policy);
     boolean allReady = containers.stream().allMatch(c -> c.state == ContainerRun.State.RUNNING);
     boolean gates = readinessGates(pod);
-    List<PodCondition> previous = pod.getStatus() == null || pod.getStatus().getConditions() == null
-        ? List.of() : pod.getStatus().getConditions();
+    PodStatus before = written != null ? written : pod.getStatus();
+    List<PodCondition> previous = before == null || before.getConditions() == null
+        ? List.of() : before.getConditions();
     List<PodCondition> conditions = new ArrayList<>();
     conditions.add(condition(previous, "PodReadyToStartContainers", readyToStart, null, now));
     conditions.add(condition(previous, "Initialized", true, null, now));

@@ -1,0 +1,363 @@
+package dev.nodelet.pods.internal;
+
+import dev.nodelet.pods.PodBundles;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeAddress;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Taint;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleEvent;
+import org.osgi.framework.BundleListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs this node's pods as bundles. The pod source's calls ({@link #podUpdated}, {@link #podRemoved}), bundle
+ * events and changes of referenced ConfigMaps and Secrets only queue the pod; all work happens on one executor
+ * thread, one pod at a time: admission, delivery ({@link PodDelivery}), each container's step
+ * ({@link ContainerSteps}), deletion, and the status, written only when it changed. Bundles installed for a pod
+ * before (found by their location) are adopted, not installed again. Closing leaves the pods' bundles running, so
+ * that the next start adopts them.
+ */
+final class PodRuntime implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PodRuntime.class);
+  private static final Duration RETRY = Duration.ofSeconds(1);
+
+  private final BundleContext context;
+  private final PodApi api;
+  private final PodDelivery delivery;
+  private final ContainerSteps steps;
+  private final Clock clock;
+  private final ScheduledExecutorService executor;
+  private final String nodeName;
+  private final int defaultCapacity;
+  private final Map<String, Pod> latest = new ConcurrentHashMap<>(); // from the pod source; absent: removed
+  private final Set<String> queued = ConcurrentHashMap.newKeySet();
+  private final Map<String, PodState> pods = new HashMap<>(); // executor only
+  private final BundleListener bundles = this::bundleChanged;
+  private String hostIp; // executor only
+
+  PodRuntime(BundleContext context, PodApi api, PodDelivery delivery, ImageSource images, Clock clock,
+      ScheduledExecutorService executor, String nodeName, int defaultCapacity) {
+    this.context = context;
+    this.api = api;
+    this.delivery = delivery;
+    this.steps = new ContainerSteps(context, images);
+    this.clock = clock;
+    this.executor = executor;
+    this.nodeName = nodeName;
+    this.defaultCapacity = defaultCapacity;
+    context.addBundleListener(bundles);
+  }
+
+  /** The pod source's news: never blocks. */
+  void podUpdated(Pod pod) {
+    if (pod.getMetadata() == null || pod.getSpec() == null || pod.getSpec().getContainers() == null) {
+      return;
+    }
+    String key = key(pod);
+    latest.put(key, pod);
+    submit(key);
+  }
+
+  /** The pod left this node (deleted, or gone while the node was away): never blocks. */
+  void podRemoved(Pod pod) {
+    String key = key(pod);
+    Pod known = latest.get(key);
+    if (known != null && known.getMetadata().getUid() != null
+        && !known.getMetadata().getUid().equals(pod.getMetadata().getUid())) {
+      return; // another pod under that name now
+    }
+    latest.remove(key);
+    submit(key);
+  }
+
+  /** A referenced ConfigMap or Secret changed: the pods that use it deliver it again. Never blocks. */
+  void objectChanged(boolean secret, String namespace, String name) {
+    execute(() -> pods.values().stream()
+        .filter(p -> p.namespace().equals(namespace) && (secret ? p.secrets : p.configMaps).contains(name))
+        .forEach(p -> sync(p.key)));
+  }
+
+  private void bundleChanged(BundleEvent event) {
+    String location = event.getBundle().getLocation();
+    if (location.startsWith(PodBundles.LOCATION_SCHEME)
+        && (event.getType() == BundleEvent.STOPPED || event.getType() == BundleEvent.UNINSTALLED)) {
+      String[] parts = location.substring(PodBundles.LOCATION_SCHEME.length()).split("/");
+      if (parts.length == 3) {
+        submit(parts[0] + "/" + parts[1]);
+      }
+    }
+  }
+
+  /** Queues a sync of the pod, once however often it is asked for before it runs. */
+  void submit(String key) {
+    if (queued.add(key)) {
+      execute(() -> {
+        queued.remove(key);
+        sync(key);
+      });
+    }
+  }
+
+  private void execute(Runnable task) {
+    try {
+      executor.execute(() -> {
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          LOG.error("Pod work failed", e);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  /** For tests: waits until the work queued so far is done. */
+  boolean awaitIdle(Duration timeout) throws InterruptedException {
+    CountDownLatch done = new CountDownLatch(1);
+    execute(done::countDown);
+    return done.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private void sync(String key) {
+    Pod pod = latest.get(key);
+    PodState state = pods.get(key);
+    Instant now = clock.instant();
+    if (state != null && (pod == null || !state.uid.equals(pod.getMetadata().getUid()))) {
+      teardown(state, now); // gone from the node, or replaced by another pod of that name
+      pods.remove(key);
+      state = null;
+    }
+    if (pod == null) {
+      return;
+    }
+    if (state == null) {
+      state = take(key, pod, now);
+      if (state == null) {
+        return;
+      }
+    }
+    state.pod = pod;
+    state.references(pod);
+    if (state.rejection != null) {
+      if (pod.getMetadata().getDeletionTimestamp() != null) {
+        release(state);
+      }
+      return;
+    }
+    if (pod.getMetadata().getDeletionTimestamp() != null) {
+      terminate(state, now);
+      return;
+    }
+    state.readyToStart = delivery.prepare(state, now);
+    for (ContainerRun c : state.containers) {
+      if (delivery.configure(state, c)) {
+        steps.step(state, c, now);
+      }
+    }
+    write(state, now);
+    schedule(state, now);
+  }
+
+  /** A pod seen for the first time: adopt its bundles, or admit it; null for a finished pod to leave alone. */
+  private PodState take(String key, Pod pod, Instant now) {
+    PodState state = new PodState(key, pod, now);
+    boolean adopted = false;
+    for (ContainerRun c : state.containers) {
+      Bundle bundle = context.getBundle(c.location);
+      if (bundle != null) {
+        adopt(pod, c, bundle, now);
+        adopted = true;
+      }
+    }
+    String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+    if (!adopted && ("Succeeded".equals(phase) || "Failed".equals(phase))) {
+      if (pod.getMetadata().getDeletionTimestamp() != null) {
+        api.delete(pod); // a finished pod being deleted: nothing to stop
+      }
+      return null;
+    }
+    if (!adopted && pod.getMetadata().getDeletionTimestamp() == null) {
+      Node node = api.node(nodeName);
+      hostIp = address(node).orElse(hostIp);
+      int used = (int) pods.values().stream().filter(PodState::active).count();
+      Optional<Admission.Rejection> rejection = Admission.admit(pod, used, capacity(node), taints(node));
+      if (rejection.isPresent()) {
+        state.rejection = rejection.get();
+        LOG.info("Pod {} rejected: {} {}", key, rejection.get().reason(), rejection.get().message());
+        PodStatus failed = new PodStatusBuilder().withPhase("Failed").withReason(rejection.get().reason())
+            .withMessage(rejection.get().message()).withStartTime(Times.format(state.startTime)).build();
+        if (api.writeStatus(pod, failed) == PodApi.Outcome.DONE) {
+          state.lastWritten = failed;
+        }
+      }
+    }
+    pods.put(key, state);
+    return state;
+  }
+
+  /** A bundle installed for the container before (Nodelet restarted): its status carries over. */
+  private void adopt(Pod pod, ContainerRun c, Bundle bundle, Instant now) {
+    c.bundleId = bundle.getBundleId();
+    ContainerStatus previous = pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null ? null
+        : pod.getStatus().getContainerStatuses().stream().filter(s -> s.getName().equals(c.name)).findFirst()
+            .orElse(null);
+    if (previous != null) {
+      c.restartCount = previous.getRestartCount() == null ? 0 : previous.getRestartCount();
+      c.imageId = previous.getImageID() == null ? "" : previous.getImageID();
+      c.lastState = previous.getLastState() != null && previous.getLastState().getTerminated() != null
+          ? previous.getLastState() : null;
+    }
+    Instant startedAt = previous != null && previous.getState() != null && previous.getState().getRunning() != null
+        ? Times.parse(previous.getState().getRunning().getStartedAt()) : null;
+    if (ContainerSteps.running(bundle)) {
+      c.running(startedAt == null ? now : startedAt);
+    }
+    LOG.info("Container {} adopted (bundle {}, {})", c.location, bundle.getBundleId(),
+        ContainerSteps.running(bundle) ? "running" : "not running");
+  }
+
+  /** Deletion: stop and uninstall, record the terminations, clean up, then release the pod object. */
+  private void terminate(PodState state, Instant now) {
+    if (!state.deleted) {
+      for (ContainerRun c : state.containers) {
+        steps.remove(c, now);
+        if (c.state == ContainerRun.State.WAITING) {
+          c.terminated(now, 0, null);
+        }
+      }
+      delivery.remove(state);
+      state.deleted = true;
+      boolean failed = state.containers.stream().anyMatch(c -> c.exitCode != 0);
+      PodStatus status = new PodStatusBuilder(StatusComposer.compose(state.pod, state.containers, false, hostIp,
+          state.startTime, now, state.lastWritten)).withPhase(failed ? "Failed" : "Succeeded").build();
+      if (!status.equals(state.lastWritten) && api.writeStatus(state.pod, status) == PodApi.Outcome.DONE) {
+        state.lastWritten = status;
+      }
+    }
+    release(state);
+  }
+
+  private void release(PodState state) {
+    PodApi.Outcome outcome = api.delete(state.pod);
+    if (outcome == PodApi.Outcome.RETRY) {
+      later(state, RETRY);
+    } else {
+      LOG.info("Pod {} released", state.key);
+      pods.remove(state.key);
+    }
+  }
+
+  /** The pod left the node: its bundles, configurations and files go; nothing is written. */
+  private void teardown(PodState state, Instant now) {
+    if (state.timer != null) {
+      state.timer.cancel(false);
+    }
+    for (ContainerRun c : state.containers) {
+      steps.remove(c, now);
+    }
+    delivery.remove(state);
+    LOG.info("Pod {} (uid {}) left the node", state.key, state.uid);
+  }
+
+  private void write(PodState state, Instant now) {
+    PodStatus status = StatusComposer.compose(state.pod, state.containers, state.readyToStart, hostIp,
+        state.startTime, now, state.lastWritten);
+    if (status.equals(state.lastWritten)) {
+      return;
+    }
+    switch (api.writeStatus(state.pod, status)) {
+      case DONE -> state.lastWritten = status;
+      case GONE -> {
+        teardown(state, now);
+        pods.remove(state.key);
+      }
+      default -> later(state, RETRY);
+    }
+  }
+
+  /** The next sync a back-off or an unfinished step needs. */
+  private void schedule(PodState state, Instant now) {
+    Instant next = null;
+    for (ContainerRun c : state.containers) {
+      if (c.state == ContainerRun.State.WAITING) {
+        Instant at = "ErrImagePull".equals(c.reason) || "ContainerCreating".equals(c.reason)
+            || "CreateContainerConfigError".equals(c.reason) ? now.plus(RETRY) : c.backoff.until();
+        if (at.isAfter(now) && (next == null || at.isBefore(next))) {
+          next = at;
+        }
+      }
+    }
+    if (next != null) {
+      later(state, Duration.between(now, next));
+    }
+  }
+
+  private void later(PodState state, Duration delay) {
+    if (state.timer != null) {
+      state.timer.cancel(false);
+    }
+    try {
+      state.timer = executor.schedule(() -> submit(state.key), Math.max(1, delay.toMillis()), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  private int capacity(Node node) {
+    Map<String, Quantity> allocatable = node == null || node.getStatus() == null ? null
+        : node.getStatus().getAllocatable();
+    Quantity pods = allocatable == null ? null : allocatable.get("pods");
+    return pods == null ? defaultCapacity : pods.getNumericalAmount().intValue();
+  }
+
+  private static List<Taint> taints(Node node) {
+    return node == null || node.getSpec() == null || node.getSpec().getTaints() == null ? List.of()
+        : node.getSpec().getTaints();
+  }
+
+  private static Optional<String> address(Node node) {
+    if (node == null || node.getStatus() == null || node.getStatus().getAddresses() == null) {
+      return Optional.empty();
+    }
+    return node.getStatus().getAddresses().stream().filter(a -> "InternalIP".equals(a.getType()))
+        .map(NodeAddress::getAddress).findFirst();
+  }
+
+  static String key(Pod pod) {
+    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+  }
+
+  /** Stops the work; the pods' bundles keep running for the next start to adopt. */
+  @Override
+  public void close() {
+    context.removeBundleListener(bundles);
+    executor.shutdownNow();
+    try {
+      executor.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
