@@ -38,14 +38,22 @@ final class ContainerSteps {
         ? null : bundle;
   }
 
+  /** Hands a bundle its configuration before it starts, and again while it runs. */
+  @FunctionalInterface
+  interface Configurer {
+    /** @return false if the bundle must not start now (the container's state says why) */
+    boolean configure(Bundle bundle);
+  }
+
   /**
-   * One step of a container whose configuration is delivered.
+   * One step of a container whose configuration is resolved.
    *
    * @param pod the pod
    * @param c the container
    * @param now the time
+   * @param configurer delivers the configuration to the bundle
    */
-  void step(PodState pod, ContainerRun c, Instant now) {
+  void step(PodState pod, ContainerRun c, Instant now, Configurer configurer) {
     Bundle bundle = bundle(c);
     if (c.bundleId >= 0 && bundle == null) {
       c.bundleId = -1;
@@ -57,6 +65,9 @@ final class ContainerSteps {
     if (c.state == ContainerRun.State.RUNNING && bundle != null && !running(bundle)) {
       c.terminated(now, 0, "the bundle stopped");
       ended(pod, c, now);
+    }
+    if (c.state == ContainerRun.State.RUNNING && bundle != null) {
+      configurer.configure(bundle); // changes of the referenced objects reach a running bundle
     }
     if (c.state != ContainerRun.State.WAITING) {
       return;
@@ -76,7 +87,9 @@ final class ContainerSteps {
         return;
       }
     }
-    start(pod, c, bundle, now);
+    if (configurer.configure(bundle)) {
+      start(pod, c, bundle, now);
+    }
   }
 
   private Bundle install(ContainerRun c, Instant now) {

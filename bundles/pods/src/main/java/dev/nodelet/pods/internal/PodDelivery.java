@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.osgi.framework.Bundle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,13 +86,14 @@ final class PodDelivery {
   }
 
   /**
-   * Delivers the container's configuration.
+   * Resolves the container's configuration.
    *
-   * @return true if the container may go on (its configuration is delivered, or it runs already with the last one)
+   * @return its properties; null if the container must wait (its state says why), unless it runs already: then it
+   *     keeps its last configuration
    */
-  boolean configure(PodState state, ContainerRun c) {
+  Map<String, Object> properties(PodState state, ContainerRun c) {
     if (!state.readyToStart && !c.startedOnce) {
-      return false;
+      return null;
     }
     for (ContainerRun other : state.containers) {
       if (other == c) {
@@ -100,7 +102,7 @@ final class PodDelivery {
       if (sameArtifact(other.image, c.image)) {
         c.waiting("CreateContainerError", "container " + c.name + " names the same image as container "
             + other.name + " (" + c.image + "); a pod runs a bundle once");
-        return false;
+        return null;
       }
     }
     try {
@@ -119,20 +121,34 @@ final class PodDelivery {
           }
         }
       }
-      configurations.deliver(state.pid(c), c.location, properties);
       if ("CreateContainerConfigError".equals(c.reason) && c.state == ContainerRun.State.WAITING) {
         c.waiting("ContainerCreating", null);
       }
-      return true;
+      return properties;
     } catch (ConfigError e) {
       if (c.state == ContainerRun.State.RUNNING) {
         LOG.info("Container {} keeps its last configuration: {}", c.location, e.getMessage());
-        return true;
+        return null;
       }
       c.waiting(e.transientError ? "ContainerCreating" : "CreateContainerConfigError", e.getMessage());
-      return false;
-    } catch (IOException e) {
-      c.waiting("CreateContainerConfigError", "Configuration Admin failed: " + e.getMessage());
+      return null;
+    }
+  }
+
+  /**
+   * Hands the container's bundle its configuration.
+   *
+   * @return false if Config Admin failed (the container waits, unless it runs)
+   */
+  boolean deliver(PodState state, ContainerRun c, Bundle bundle, Map<String, Object> properties) {
+    try {
+      configurations.deliver(state.pid(c), bundle, properties);
+      return true;
+    } catch (IOException | RuntimeException e) {
+      if (c.state != ContainerRun.State.RUNNING) {
+        c.waiting("CreateContainerConfigError", "Configuration Admin failed: " + e.getMessage());
+      }
+      LOG.warn("Container {}: Configuration Admin failed: {}", c.location, e.toString());
       return false;
     }
   }
@@ -142,7 +158,7 @@ final class PodDelivery {
     volumeProblems.remove(state.key);
     for (ContainerRun c : state.containers) {
       try {
-        configurations.remove(state.pid(c), c.location);
+        configurations.remove(c.location);
       } catch (IOException | RuntimeException e) {
         LOG.warn("Container {}: removing its configuration failed: {}", c.location, e.toString());
       }

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -172,8 +173,12 @@ final class PodRuntime implements AutoCloseable {
     }
     state.readyToStart = delivery.prepare(state, now);
     for (ContainerRun c : state.containers) {
-      if (delivery.configure(state, c)) {
-        steps.step(state, c, now);
+      Map<String, Object> properties = delivery.properties(state, c);
+      if (properties != null) {
+        PodState current = state;
+        steps.step(state, c, now, bundle -> delivery.deliver(current, c, bundle, properties));
+      } else if (c.state == ContainerRun.State.RUNNING) {
+        steps.step(state, c, now, bundle -> true); // keeps its last configuration; a stop is still noticed
       }
     }
     write(state, now);
@@ -183,6 +188,7 @@ final class PodRuntime implements AutoCloseable {
   /** A pod seen for the first time: adopt its bundles, or admit it; null for a finished pod to leave alone. */
   private PodState take(String key, Pod pod, Instant now) {
     PodState state = new PodState(key, pod, now);
+    state.lastWritten = pod.getStatus(); // what the API server has: an unchanged status is not written again
     boolean adopted = false;
     for (ContainerRun c : state.containers) {
       Bundle bundle = context.getBundle(c.location);
@@ -252,7 +258,7 @@ final class PodRuntime implements AutoCloseable {
       boolean failed = state.containers.stream().anyMatch(c -> c.exitCode != 0);
       PodStatus status = new PodStatusBuilder(StatusComposer.compose(state.pod, state.containers, false, hostIp,
           state.startTime, now, state.lastWritten)).withPhase(failed ? "Failed" : "Succeeded").build();
-      if (!status.equals(state.lastWritten) && api.writeStatus(state.pod, status) == PodApi.Outcome.DONE) {
+      if (!same(status, state.lastWritten) && api.writeStatus(state.pod, status) == PodApi.Outcome.DONE) {
         state.lastWritten = status;
       }
     }
@@ -284,7 +290,7 @@ final class PodRuntime implements AutoCloseable {
   private void write(PodState state, Instant now) {
     PodStatus status = StatusComposer.compose(state.pod, state.containers, state.readyToStart, hostIp,
         state.startTime, now, state.lastWritten);
-    if (status.equals(state.lastWritten)) {
+    if (same(status, state.lastWritten)) {
       return;
     }
     switch (api.writeStatus(state.pod, status)) {
@@ -343,6 +349,11 @@ final class PodRuntime implements AutoCloseable {
     }
     return node.getStatus().getAddresses().stream().filter(a -> "InternalIP".equals(a.getType()))
         .map(NodeAddress::getAddress).findFirst();
+  }
+
+  /** Compares as the API server stores it: the JSON, so that a status read back equals the one written. */
+  private static boolean same(PodStatus a, PodStatus b) {
+    return b != null && Serialization.asJson(a).equals(Serialization.asJson(b));
   }
 
   static String key(Pod pod) {
