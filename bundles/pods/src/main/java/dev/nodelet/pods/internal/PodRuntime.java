@@ -27,6 +27,8 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleEvent;
 import org.osgi.framework.BundleListener;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.framework.hooks.bundle.CollisionHook;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +57,7 @@ final class PodRuntime implements AutoCloseable {
   private final Set<String> queued = ConcurrentHashMap.newKeySet();
   private final Map<String, PodState> pods = new HashMap<>(); // executor only
   private final BundleListener bundles = this::bundleChanged;
+  private final ServiceRegistration<CollisionHook> collisions;
   private String hostIp; // executor only
 
   PodRuntime(BundleContext context, PodApi api, PodDelivery delivery, ImageSource images, Clock clock,
@@ -68,6 +71,14 @@ final class PodRuntime implements AutoCloseable {
     this.nodeName = nodeName;
     this.defaultCapacity = defaultCapacity;
     context.addBundleListener(bundles);
+    // the framework refuses a second bundle of the same symbolic name and version unless a hook lets it: pods that
+    // run the same artifact each get their own bundle
+    Bundle installer = context.getBundle();
+    this.collisions = context.registerService(CollisionHook.class, (operation, target, candidates) -> {
+      if (target.getBundleId() == installer.getBundleId()) {
+        candidates.removeIf(b -> b.getLocation().startsWith(PodBundles.LOCATION_SCHEME));
+      }
+    }, null);
   }
 
   /** The pod source's news: never blocks. */
@@ -364,6 +375,11 @@ final class PodRuntime implements AutoCloseable {
   @Override
   public void close() {
     context.removeBundleListener(bundles);
+    try {
+      collisions.unregister();
+    } catch (IllegalStateException e) {
+      // the bundle is stopping: gone already
+    }
     executor.shutdownNow();
     try {
       executor.awaitTermination(10, TimeUnit.SECONDS);
