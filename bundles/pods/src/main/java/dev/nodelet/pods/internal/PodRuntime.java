@@ -56,6 +56,7 @@ final class PodRuntime implements AutoCloseable {
   private final Map<String, Pod> latest = new ConcurrentHashMap<>(); // from the pod source; absent: removed
   private final Set<String> queued = ConcurrentHashMap.newKeySet();
   private final Map<String, PodState> pods = new HashMap<>(); // executor only
+  private final Map<String, String> released = new HashMap<>(); // executor only; key to the UID deleted by Nodelet
   private final BundleListener bundles = this::bundleChanged;
   private final ServiceRegistration<CollisionHook> collisions;
   private String hostIp; // executor only
@@ -100,6 +101,7 @@ final class PodRuntime implements AutoCloseable {
       return; // another pod under that name now
     }
     latest.remove(key);
+    execute(() -> released.remove(key));
     submit(key);
   }
 
@@ -163,6 +165,9 @@ final class PodRuntime implements AutoCloseable {
     }
     if (pod == null) {
       return;
+    }
+    if (state == null && pod.getMetadata().getUid().equals(released.get(key))) {
+      return; // released by Nodelet: the pod source has not seen the deletion yet
     }
     if (state == null) {
       state = take(key, pod, now);
@@ -283,6 +288,7 @@ final class PodRuntime implements AutoCloseable {
     } else {
       LOG.info("Pod {} released", state.key);
       pods.remove(state.key);
+      released.put(state.key, state.uid);
     }
   }
 
