@@ -107,7 +107,7 @@ final class PodDelivery {
     }
     try {
       Map<String, Object> properties = new LinkedHashMap<>(EnvResolver.resolve(state.pod, state.spec(c), lookup,
-          null));
+          state.hostIp));
       properties.put(PodBundles.POD_NAMESPACE, state.namespace());
       properties.put(PodBundles.POD_NAME, state.name());
       properties.put(PodBundles.POD_UID, state.uid);

@@ -187,6 +187,7 @@ final class PodRuntime implements AutoCloseable {
       terminate(state, now);
       return;
     }
+    state.hostIp = hostIp;
     state.readyToStart = delivery.prepare(state, now);
     for (ContainerRun c : state.containers) {
       Map<String, Object> properties = delivery.properties(state, c);

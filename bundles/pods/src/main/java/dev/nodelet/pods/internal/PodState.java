@@ -27,6 +27,7 @@ final class PodState {
   Admission.Rejection rejection; // null: admitted
   PodStatus lastWritten; // null: nothing written yet
   boolean readyToStart;
+  String hostIp; // the node's InternalIP for status.hostIP references; null if unknown
   boolean deleted; // its containers stopped for the deletion; the pod object is released next
   final Set<String> configMaps = new HashSet<>();
   final Set<String> secrets = new HashSet<>();
