@@ -170,6 +170,33 @@ final class PodDelivery {
     }
   }
 
+  /** Removes the configurations bound to a location (a pod Nodelet no longer knows). */
+  void removeConfigurations(String location) {
+    try {
+      configurations.remove(location);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Removing the configurations of {} failed: {}", location, e.toString());
+    }
+  }
+
+  /** Removes the folders of pods other than these. */
+  void removeFoldersExcept(java.util.Set<String> uids) {
+    Path pods = work.resolve("pods");
+    if (!Files.isDirectory(pods)) {
+      return;
+    }
+    try (var entries = Files.list(pods)) {
+      for (Path dir : entries.toList()) {
+        if (!uids.contains(dir.getFileName().toString())) {
+          LOG.info("Removing the folder {} of a pod that is no longer on this node", dir);
+          AtomicWriter.deleteTree(dir);
+        }
+      }
+    } catch (IOException e) {
+      LOG.warn("Removing the folders of pods no longer on this node failed: {}", e.toString());
+    }
+  }
+
   private void ensurePodDir(PodState state) throws IOException {
     Path dir = podDir(state);
     if (!Files.isDirectory(dir)) {

@@ -147,6 +147,51 @@ final class PodRuntime implements AutoCloseable {
     }
   }
 
+  /**
+   * Removes, once this node's pods are listed, the bundles, configurations and folders of pods Nodelet no longer
+   * knows: pods deleted while it was not running. Checks every {@code period} until {@code listed} holds, then
+   * waits {@code settle} more for the pod source to hand over what it listed, then sweeps once.
+   *
+   * @param listed whether the pod source has listed this node's pods and handed them to its listeners
+   * @param period how often to check
+   * @param settle how long to wait after the pods are listed
+   */
+  void sweepWhenListed(java.util.function.BooleanSupplier listed, Duration period, Duration settle) {
+    try {
+      executor.schedule(() -> {
+        if (!listed.getAsBoolean()) {
+          sweepWhenListed(listed, period, settle);
+        } else {
+          executor.schedule(() -> execute(this::sweep), settle.toMillis(), TimeUnit.MILLISECONDS);
+        }
+      }, period.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  private void sweep() {
+    Set<String> uids = new java.util.HashSet<>();
+    latest.values().forEach(p -> uids.add(p.getMetadata().getUid()));
+    pods.values().forEach(p -> uids.add(p.uid));
+    for (Bundle bundle : context.getBundles()) {
+      String location = bundle.getLocation();
+      if (!location.startsWith(PodBundles.LOCATION_SCHEME)) {
+        continue;
+      }
+      String[] parts = location.substring(PodBundles.LOCATION_SCHEME.length()).split("/");
+      String key = parts.length == 3 ? parts[0] + "/" + parts[1] : "";
+      if (latest.containsKey(key) || pods.containsKey(key)) {
+        continue;
+      }
+      LOG.info("Bundle {} of pod {} that is no longer on this node: removing it", bundle.getBundleId(), key);
+      ContainerRun orphan = new ContainerRun(parts.length == 3 ? parts[2] : "", "", location);
+      steps.remove(orphan, clock.instant());
+      delivery.removeConfigurations(location);
+    }
+    delivery.removeFoldersExcept(uids);
+  }
+
   /** For tests: waits until the work queued so far is done. */
   boolean awaitIdle(Duration timeout) throws InterruptedException {
     CountDownLatch done = new CountDownLatch(1);

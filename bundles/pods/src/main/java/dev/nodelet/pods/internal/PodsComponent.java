@@ -16,6 +16,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +29,11 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
+import org.apache.felix.hc.api.HealthCheck;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
@@ -52,6 +57,7 @@ public final class PodsComponent {
   private final Map<String, Pod> known = new ConcurrentHashMap<>(); // what the pod source said, for a new runtime
   private volatile PodRuntime runtime; // null until a valid configuration came
   private ObjectWatches watches; // guarded by this
+  private volatile HealthCheck podsListedCheck; // the pod source's check that its pods are listed; null without
 
   @Activate
   public PodsComponent(BundleContext context, @Reference KubernetesClient client, @Reference NodeIdentity node,
@@ -110,6 +116,25 @@ public final class PodsComponent {
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);
     runtime = next;
     known.values().forEach(next::podUpdated);
+    next.sweepWhenListed(this::podsListed, Duration.ofSeconds(5), Duration.ofSeconds(10));
+  }
+
+  /** @return true once the pod source listed this node's pods and handed them to its listeners */
+  private boolean podsListed() {
+    HealthCheck check = podsListedCheck;
+    return check != null && check.execute().isOk();
+  }
+
+  @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY, target = "(hc.name=nodelet-pods-listed)")
+  void bindPodsListed(HealthCheck check) {
+    podsListedCheck = check;
+  }
+
+  void unbindPodsListed(HealthCheck check) {
+    if (podsListedCheck == check) {
+      podsListedCheck = null;
+    }
   }
 
   /** The pod source's listener: hands pods to the runtime in force; never blocks. */

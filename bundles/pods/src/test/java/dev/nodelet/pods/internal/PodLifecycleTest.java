@@ -243,4 +243,29 @@ class PodLifecycleTest {
     assertThat(h.container("p", "c0").getState().getRunning().getStartedAt()).isEqualTo(startedAt);
     assertThat(h.server.writes()).isEmpty();
   }
+
+  @Test
+  void bundlesOfPodsDeletedWhileNodeletWasAwayAreRemovedOnceThePodsAreListed() throws Exception {
+    Path jar = TestBundles.write(h.repository, "org.example", "hello", "1.0.0", null);
+    h.run(pod("p", "mvn:org.example/hello/1.0.0"));
+    h.runtime.close();
+    h.runtime = h.newRuntime(110);
+    // left by a pod deleted while Nodelet was not running
+    Bundle orphan = h.felix.context().installBundle("nodelet-pod:default/gone/c0",
+        java.nio.file.Files.newInputStream(jar));
+    orphan.start();
+    java.nio.file.Files.createDirectories(h.work.resolve("pods/uid-of-gone"));
+    java.util.concurrent.atomic.AtomicBoolean listed = new java.util.concurrent.atomic.AtomicBoolean();
+    h.runtime.sweepWhenListed(listed::get, Duration.ofMillis(10), Duration.ZERO);
+    h.feed("p");
+    h.idle();
+    assertThat(orphan.getState()).as("nothing is removed before the pods are listed").isEqualTo(Bundle.ACTIVE);
+
+    listed.set(true);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> orphan.getState() == Bundle.UNINSTALLED);
+    h.idle();
+    assertThat(h.work.resolve("pods/uid-of-gone")).doesNotExist();
+    assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0").getState()).isEqualTo(Bundle.ACTIVE);
+  }
 }
