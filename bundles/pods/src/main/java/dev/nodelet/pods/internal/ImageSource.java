@@ -3,9 +3,7 @@ package dev.nodelet.pods.internal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.net.HttpURLConnection;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -42,7 +40,6 @@ final class ImageSource {
   private final List<String> allowedGroups; // empty: all
   private final List<String> allowedUrls; // empty: all
   private final Path downloads;
-  private HttpClient http; // made on the first download: its selector thread ends with it (Java 17 has no close)
 
   ImageSource(Path localRepository, List<URI> remoteRepositories, List<String> allowedGroups,
       List<String> allowedUrls, Path downloads) {
@@ -143,24 +140,31 @@ final class ImageSource {
     return fetched;
   }
 
-  /** @return the downloaded file, or null on 404; runs on the one pods thread */
+  /**
+   * @return the downloaded file, or null on 404. {@link HttpURLConnection} rather than {@code HttpClient}: it keeps
+   *     no thread once the download is done, so a stopped bundle leaves none behind
+   */
   private Path downloadIfFound(URI url, ImageRef image) throws ImagePullException {
-    if (http == null) {
-      http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
-          .followRedirects(HttpClient.Redirect.NORMAL).build();
+    if (!"https".equals(url.getScheme())) {
+      throw new ImagePullException("image " + image.artifact() + ": only https downloads are allowed, not " + url);
     }
+    HttpURLConnection connection = null;
     try {
       Files.createDirectories(downloads);
-      Path target = Files.createTempFile(downloads, "image-", ".jar");
-      HttpResponse<Path> response = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(60)).GET()
-          .build(), HttpResponse.BodyHandlers.ofFile(target));
-      if (response.statusCode() == 404) {
-        Files.deleteIfExists(target);
+      connection = (HttpURLConnection) url.toURL().openConnection();
+      connection.setConnectTimeout((int) Duration.ofSeconds(10).toMillis());
+      connection.setReadTimeout((int) Duration.ofSeconds(60).toMillis());
+      connection.setInstanceFollowRedirects(true);
+      int code = connection.getResponseCode();
+      if (code == 404) {
         return null;
       }
-      if (response.statusCode() != 200) {
-        Files.deleteIfExists(target);
-        throw new ImagePullException("image " + image.artifact() + ": " + url + " answered " + response.statusCode());
+      if (code != 200) {
+        throw new ImagePullException("image " + image.artifact() + ": " + url + " answered " + code);
+      }
+      Path target = Files.createTempFile(downloads, "image-", ".jar");
+      try (InputStream in = connection.getInputStream()) {
+        Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
       }
       Path named = downloads.resolve(image.artifact().replaceAll("[^A-Za-z0-9_.-]", "_") + ".jar");
       Files.move(target, named, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -169,9 +173,10 @@ final class ImageSource {
       throw new ImagePullException("image " + image.artifact() + ": cannot write to " + e.getFile());
     } catch (IOException e) {
       throw new ImagePullException("image " + image.artifact() + " cannot be downloaded from " + url + ": " + e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new ImagePullException("image " + image.artifact() + ": download interrupted");
+    } finally {
+      if (connection != null) {
+        connection.disconnect();
+      }
     }
   }
 
