@@ -266,6 +266,9 @@ final class PodRuntime implements AutoCloseable {
       }
       return null;
     }
+    if (adopted && hostIp == null) {
+      hostIp = address(api.node(nodeName)).orElse(null);
+    }
     if (!adopted && pod.getMetadata().getDeletionTimestamp() == null) {
       Node node = api.node(nodeName);
       hostIp = address(node).orElse(hostIp);

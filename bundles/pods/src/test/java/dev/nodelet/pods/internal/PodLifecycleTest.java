@@ -168,8 +168,9 @@ class PodLifecycleTest {
     h.run(pod("p", "mvn:org.example/hello/1.0.0"));
     Bundle bundle = h.felix.context().getBundle("nodelet-pod:default/p/c0");
     h.clock.advance(Duration.ofMinutes(1));
-    bundle.stop(); // as a bundle that stops itself; the bundle event queues the pod
-    h.idle();
+    bundle.stop(); // as a bundle that stops itself; the bundle event (delivered asynchronously) queues the pod
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> h.container("p", "c0").getState().getWaiting() != null);
     ContainerStatus c = h.container("p", "c0");
     assertThat(c.getState().getWaiting().getReason()).isEqualTo("CrashLoopBackOff");
     assertThat(c.getLastState().getTerminated().getReason()).isEqualTo("Completed");
@@ -192,7 +193,8 @@ class PodLifecycleTest {
     pod.getSpec().setRestartPolicy("Never");
     h.run(pod);
     h.felix.context().getBundle("nodelet-pod:default/p/c0").stop();
-    h.idle();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> h.container("p", "c0").getState().getTerminated() != null);
     assertThat(h.container("p", "c0").getState().getTerminated().getReason()).isEqualTo("Completed");
     assertThat(h.status("p").getPhase()).isEqualTo("Succeeded");
   }
