@@ -44,6 +44,7 @@ final class PodRuntime implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PodRuntime.class);
   private static final Duration RETRY = Duration.ofSeconds(1);
+  private static final Duration MAX_WRITE_RETRY = Duration.ofSeconds(30);
 
   private final BundleContext context;
   private final PodApi api;
@@ -192,6 +193,13 @@ final class PodRuntime implements AutoCloseable {
     delivery.removeFoldersExcept(uids);
   }
 
+  /** For tests: whether a status write of the pod failed and waits for its retry. */
+  boolean writePending(String key) throws Exception {
+    java.util.concurrent.CompletableFuture<Boolean> answer = new java.util.concurrent.CompletableFuture<>();
+    execute(() -> answer.complete(pods.containsKey(key) && pods.get(key).writeRetry != null));
+    return answer.get(30, TimeUnit.SECONDS);
+  }
+
   /** For tests: waits until the work queued so far is done. */
   boolean awaitIdle(Duration timeout) throws InterruptedException {
     CountDownLatch done = new CountDownLatch(1);
@@ -243,8 +251,9 @@ final class PodRuntime implements AutoCloseable {
         steps.step(state, c, now, bundle -> true); // keeps its last configuration; a stop is still noticed
       }
     }
-    write(state, now);
-    schedule(state, now);
+    if (write(state, now)) {
+      schedule(state, now);
+    }
   }
 
   /** A pod seen for the first time: adopt its bundles, or admit it; null for a finished pod to leave alone. */
@@ -353,19 +362,32 @@ final class PodRuntime implements AutoCloseable {
     LOG.info("Pod {} (uid {}) left the node", state.key, state.uid);
   }
 
-  private void write(PodState state, Instant now) {
+  /** @return false if the write must be tried again (the timer is set) or the pod is gone */
+  private boolean write(PodState state, Instant now) {
     PodStatus status = StatusComposer.compose(state.pod, state.containers, state.readyToStart, hostIp,
         state.startTime, now, state.lastWritten);
     if (same(status, state.lastWritten)) {
-      return;
+      return true;
     }
     switch (api.writeStatus(state.pod, status)) {
-      case DONE -> state.lastWritten = status;
+      case DONE -> {
+        state.lastWritten = status;
+        state.writeRetry = null;
+        return true;
+      }
       case GONE -> {
         teardown(state, now);
         pods.remove(state.key);
+        return false;
       }
-      default -> later(state, RETRY);
+      default -> {
+        // the API server away: the newest status is written when it answers; 1 s doubling to 30 s meanwhile
+        state.writeRetry = state.writeRetry == null ? RETRY
+            : state.writeRetry.multipliedBy(2).compareTo(MAX_WRITE_RETRY) > 0 ? MAX_WRITE_RETRY
+            : state.writeRetry.multipliedBy(2);
+        later(state, state.writeRetry);
+        return false;
+      }
     }
   }
 

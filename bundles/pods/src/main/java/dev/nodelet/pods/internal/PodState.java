@@ -32,6 +32,7 @@ final class PodState {
   final Set<String> configMaps = new HashSet<>();
   final Set<String> secrets = new HashSet<>();
   ScheduledFuture<?> timer;
+  java.time.Duration writeRetry; // the wait before the next try of a failed status write; null after a success
 
   PodState(String key, Pod pod, Instant now) {
     this.key = key;

@@ -270,4 +270,22 @@ class PodLifecycleTest {
     assertThat(h.work.resolve("pods/uid-of-gone")).doesNotExist();
     assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0").getState()).isEqualTo(Bundle.ACTIVE);
   }
+
+  @Test
+  void aStatusThatCannotBeWrittenWhileTheApiServerIsAwayIsWrittenWhenItReturns() throws Exception {
+    TestBundles.write(h.repository, "org.example", "hello", "1.0.0", null);
+    h.run(pod("p", "mvn:org.example/hello/1.0.0"));
+    Bundle bundle = h.felix.context().getBundle("nodelet-pod:default/p/c0");
+    h.server.stop();
+    try {
+      bundle.stop();
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> h.runtime.writePending("default/p"));
+      assertThat(bundle.getState()).isEqualTo(Bundle.RESOLVED);
+    } finally {
+      h.server.start();
+    }
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+        assertThat(h.container("p", "c0").getState().getWaiting().getReason()).isEqualTo("CrashLoopBackOff"));
+    assertThat(h.runtime.writePending("default/p")).isFalse();
+  }
 }
