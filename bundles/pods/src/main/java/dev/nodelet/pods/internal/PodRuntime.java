@@ -240,6 +240,7 @@ final class PodRuntime implements AutoCloseable {
       terminate(state, now);
       return;
     }
+    imagesChanged(state, now);
     state.hostIp = hostIp;
     state.readyToStart = delivery.prepare(state, now);
     for (ContainerRun c : state.containers) {
@@ -253,6 +254,32 @@ final class PodRuntime implements AutoCloseable {
     }
     if (write(state, now)) {
       schedule(state, now);
+    }
+  }
+
+  /**
+   * A container whose image changed (the one field of a container that may change) is stopped, and its new image
+   * installed in place, as the kubelet restarts a container whose definition changed.
+   */
+  private void imagesChanged(PodState state, Instant now) {
+    for (int i = 0; i < state.containers.size(); i++) {
+      ContainerRun c = state.containers.get(i);
+      String image = state.spec(c).getImage();
+      if (java.util.Objects.equals(image, c.image)) {
+        continue;
+      }
+      LOG.info("Container {}: its image changed to {}, replacing its bundle", c.location, image);
+      boolean ran = c.state == ContainerRun.State.RUNNING;
+      steps.remove(c, now);
+      delivery.removeConfigurations(c.location);
+      ContainerRun next = new ContainerRun(c.name, image, c.location);
+      if (ran || c.state == ContainerRun.State.TERMINATED) {
+        c.keepTermination();
+      }
+      next.lastState = c.lastState;
+      next.restartCount = c.restartCount;
+      next.startedOnce = c.startedOnce;
+      state.containers.set(i, next);
     }
   }
 

@@ -288,4 +288,27 @@ class PodLifecycleTest {
         assertThat(h.container("p", "c0").getState().getWaiting().getReason()).isEqualTo("CrashLoopBackOff"));
     assertThat(h.runtime.writePending("default/p")).isFalse();
   }
+
+  @Test
+  void aNewImageReplacesTheContainersBundle() throws Exception {
+    TestBundles.write(h.repository, "org.example", "hello", "1.0.0", null);
+    TestBundles.write(h.repository, "org.example", "hello", "2.0.0", null);
+    h.run(pod("p", "mvn:org.example/hello/1.0.0"));
+    Bundle old = h.felix.context().getBundle("nodelet-pod:default/p/c0");
+    h.clock.advance(Duration.ofMinutes(1));
+    h.client.pods().inNamespace("default").withName("p").edit(p -> {
+      p.getSpec().getContainers().get(0).setImage("mvn:org.example/hello/2.0.0");
+      return p;
+    });
+    h.feed("p");
+    assertThat(old.getState()).isEqualTo(Bundle.UNINSTALLED);
+    Bundle replaced = h.felix.context().getBundle("nodelet-pod:default/p/c0");
+    assertThat(replaced.getVersion().toString()).isEqualTo("2.0.0");
+    assertThat(replaced.getState()).isEqualTo(Bundle.ACTIVE);
+    ContainerStatus c = h.container("p", "c0");
+    assertThat(c.getImage()).isEqualTo("mvn:org.example/hello/2.0.0");
+    assertThat(c.getRestartCount()).isEqualTo(1);
+    assertThat(c.getLastState().getTerminated().getFinishedAt()).isEqualTo("2026-11-28T10:01:00Z");
+    assertThat(c.getState().getRunning().getStartedAt()).isEqualTo("2026-11-28T10:01:00Z");
+  }
 }
