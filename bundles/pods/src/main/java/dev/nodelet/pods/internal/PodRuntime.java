@@ -340,6 +340,18 @@ final class PodRuntime implements AutoCloseable {
         ? Times.parse(previous.getState().getRunning().getStartedAt()) : null;
     if (ContainerSteps.running(bundle)) {
       c.running(startedAt == null ? now : startedAt);
+    } else if (previous != null && previous.getState() != null && previous.getState().getTerminated() != null) {
+      // it ended before the restart: it stays ended (or is restarted by its policy), never started again blindly
+      var ended = previous.getState().getTerminated();
+      c.startedAt = Times.parse(ended.getStartedAt());
+      Instant finished = Times.parse(ended.getFinishedAt());
+      c.terminated(finished == null ? now : finished, ended.getExitCode() == null ? 0 : ended.getExitCode(),
+          ended.getMessage());
+      c.startedOnce = true;
+    } else if (previous != null && previous.getState() != null && previous.getState().getWaiting() != null
+        && "CrashLoopBackOff".equals(previous.getState().getWaiting().getReason())) {
+      c.startedOnce = true;
+      c.waiting("CrashLoopBackOff", previous.getState().getWaiting().getMessage());
     }
     LOG.info("Container {} adopted (bundle {}, {})", c.location, bundle.getBundleId(),
         ContainerSteps.running(bundle) ? "running" : "not running");

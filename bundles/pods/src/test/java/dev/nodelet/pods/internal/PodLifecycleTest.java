@@ -311,4 +311,23 @@ class PodLifecycleTest {
     assertThat(c.getLastState().getTerminated().getFinishedAt()).isEqualTo("2026-11-28T10:01:00Z");
     assertThat(c.getState().getRunning().getStartedAt()).isEqualTo("2026-11-28T10:01:00Z");
   }
+
+  @Test
+  void aRestartedNodeletDoesNotStartAContainerThatEnded() throws Exception {
+    TestBundles.write(h.repository, "org.example", "hello", "1.0.0", null);
+    Pod pod = pod("p", "mvn:org.example/hello/1.0.0");
+    pod.getSpec().setRestartPolicy("Never");
+    h.run(pod);
+    Bundle bundle = h.felix.context().getBundle("nodelet-pod:default/p/c0");
+    bundle.stop();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        .until(() -> "Succeeded".equals(h.status("p").getPhase()));
+
+    h.runtime.close();
+    h.runtime = h.newRuntime(110);
+    h.server.clearWrites();
+    h.feed("p");
+    assertThat(bundle.getState()).isEqualTo(Bundle.RESOLVED);
+    assertThat(h.server.writes()).isEmpty();
+  }
 }
