@@ -45,6 +45,7 @@ final class PodRuntime implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PodRuntime.class);
   private static final Duration RETRY = Duration.ofSeconds(1);
   private static final Duration MAX_WRITE_RETRY = Duration.ofSeconds(30);
+  private static final Duration MISSING_OBJECT_RETRY = Duration.ofSeconds(10);
 
   private final BundleContext context;
   private final PodApi api;
@@ -435,8 +436,15 @@ final class PodRuntime implements AutoCloseable {
     Instant next = null;
     for (ContainerRun c : state.containers) {
       if (c.state == ContainerRun.State.WAITING) {
-        Instant at = "ErrImagePull".equals(c.reason) || "ContainerCreating".equals(c.reason)
-            || "CreateContainerConfigError".equals(c.reason) ? now.plus(RETRY) : c.backoff.until();
+        Instant at;
+        if ("ErrImagePull".equals(c.reason)
+            || ("ContainerCreating".equals(c.reason) && (c.message == null || c.message.startsWith("waiting for")))) {
+          at = now.plus(RETRY); // soon: ImagePullBackOff to show, or the managers to register the pod
+        } else if ("ContainerCreating".equals(c.reason) || "CreateContainerConfigError".equals(c.reason)) {
+          at = now.plus(MISSING_OBJECT_RETRY); // a missing object's arrival also comes as a watch event
+        } else {
+          at = c.backoff.until();
+        }
         if (at.isAfter(now) && (next == null || at.isBefore(next))) {
           next = at;
         }
