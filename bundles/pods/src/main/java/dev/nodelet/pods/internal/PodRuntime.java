@@ -1,20 +1,15 @@
 package dev.nodelet.pods.internal;
 
 import dev.nodelet.pods.PodBundles;
-import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeAddress;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -292,7 +287,7 @@ final class PodRuntime implements AutoCloseable {
     for (ContainerRun c : state.containers) {
       Bundle bundle = context.getBundle(c.location);
       if (bundle != null) {
-        adopt(pod, c, bundle, now);
+        Adoption.adopt(pod, c, bundle, now);
         adopted = true;
       }
     }
@@ -304,13 +299,13 @@ final class PodRuntime implements AutoCloseable {
       return null;
     }
     if (adopted && hostIp == null) {
-      hostIp = address(api.node(nodeName)).orElse(null);
+      hostIp = Adoption.address(api.node(nodeName)).orElse(null);
     }
     if (!adopted && pod.getMetadata().getDeletionTimestamp() == null) {
       Node node = api.node(nodeName);
-      hostIp = address(node).orElse(hostIp);
+      hostIp = Adoption.address(node).orElse(hostIp);
       int used = (int) pods.values().stream().filter(PodState::active).count();
-      Optional<Admission.Rejection> rejection = Admission.admit(pod, used, capacity(node), taints(node));
+      Optional<Admission.Rejection> rejection = Admission.admit(pod, used, Adoption.capacity(node, defaultCapacity), Adoption.taints(node));
       if (rejection.isPresent()) {
         state.rejection = rejection.get();
         LOG.info("Pod {} rejected: {} {}", key, rejection.get().reason(), rejection.get().message());
@@ -323,39 +318,6 @@ final class PodRuntime implements AutoCloseable {
     }
     pods.put(key, state);
     return state;
-  }
-
-  /** A bundle installed for the container before (Nodelet restarted): its status carries over. */
-  private void adopt(Pod pod, ContainerRun c, Bundle bundle, Instant now) {
-    c.bundleId = bundle.getBundleId();
-    ContainerStatus previous = pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null ? null
-        : pod.getStatus().getContainerStatuses().stream().filter(s -> s.getName().equals(c.name)).findFirst()
-            .orElse(null);
-    if (previous != null) {
-      c.restartCount = previous.getRestartCount() == null ? 0 : previous.getRestartCount();
-      c.imageId = previous.getImageID() == null ? "" : previous.getImageID();
-      c.lastState = previous.getLastState() != null && previous.getLastState().getTerminated() != null
-          ? previous.getLastState() : null;
-    }
-    Instant startedAt = previous != null && previous.getState() != null && previous.getState().getRunning() != null
-        ? Times.parse(previous.getState().getRunning().getStartedAt()) : null;
-    if (ContainerSteps.running(bundle)) {
-      c.running(startedAt == null ? now : startedAt);
-    } else if (previous != null && previous.getState() != null && previous.getState().getTerminated() != null) {
-      // it ended before the restart: it stays ended (or is restarted by its policy), never started again blindly
-      var ended = previous.getState().getTerminated();
-      c.startedAt = Times.parse(ended.getStartedAt());
-      Instant finished = Times.parse(ended.getFinishedAt());
-      c.terminated(finished == null ? now : finished, ended.getExitCode() == null ? 0 : ended.getExitCode(),
-          ended.getMessage());
-      c.startedOnce = true;
-    } else if (previous != null && previous.getState() != null && previous.getState().getWaiting() != null
-        && "CrashLoopBackOff".equals(previous.getState().getWaiting().getReason())) {
-      c.startedOnce = true;
-      c.waiting("CrashLoopBackOff", previous.getState().getWaiting().getMessage());
-    }
-    LOG.info("Container {} adopted (bundle {}, {})", c.location, bundle.getBundleId(),
-        ContainerSteps.running(bundle) ? "running" : "not running");
   }
 
   /** Deletion: stop and uninstall, record the terminations, clean up, then release the pod object. */
@@ -464,26 +426,6 @@ final class PodRuntime implements AutoCloseable {
     } catch (RejectedExecutionException e) {
       // closing
     }
-  }
-
-  private int capacity(Node node) {
-    Map<String, Quantity> allocatable = node == null || node.getStatus() == null ? null
-        : node.getStatus().getAllocatable();
-    Quantity pods = allocatable == null ? null : allocatable.get("pods");
-    return pods == null ? defaultCapacity : pods.getNumericalAmount().intValue();
-  }
-
-  private static List<Taint> taints(Node node) {
-    return node == null || node.getSpec() == null || node.getSpec().getTaints() == null ? List.of()
-        : node.getSpec().getTaints();
-  }
-
-  private static Optional<String> address(Node node) {
-    if (node == null || node.getStatus() == null || node.getStatus().getAddresses() == null) {
-      return Optional.empty();
-    }
-    return node.getStatus().getAddresses().stream().filter(a -> "InternalIP".equals(a.getType()))
-        .map(NodeAddress::getAddress).findFirst();
   }
 
   /** Compares as the API server stores it: the JSON, so that a status read back equals the one written. */
