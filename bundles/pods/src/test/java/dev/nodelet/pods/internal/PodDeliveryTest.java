@@ -181,4 +181,29 @@ class PodDeliveryTest {
       assertThat(c.getStatus()).isEqualTo("False");
     });
   }
+
+  @Test
+  void secretValuesReachNoLogLineAndNoStatus() throws Exception {
+    java.io.PrintStream err = System.err;
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      h.run(pod("p", "one"));
+      h.client.secrets().inNamespace("default").withName("creds").edit(secret -> {
+        secret.setData(null);
+        secret.setStringData(java.util.Map.of("other", "n0t-this-either"));
+        return secret;
+      });
+      h.runtime.objectChanged(true, "default", "creds");
+      h.idle();
+    } finally {
+      System.setErr(err);
+    }
+    String log = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(log).contains("nodelet-pod:default/p/app"); // the log was captured
+    assertThat(log).doesNotContain("s3cr3t").doesNotContain("n0t-this-either");
+    assertThat(Serialization.asJson(h.status("p"))).doesNotContain("s3cr3t").doesNotContain("n0t-this-either");
+    // the key is gone: the running bundle keeps its last configuration, and the log says why without values
+    assertThat(log).contains("couldn't find key password in Secret default/creds");
+  }
 }
