@@ -337,6 +337,8 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         object = o;
       }
       if (current != null) {
+        MockResponse otherUid = UidPrecondition.check(Json.read(current.getValue()), object);
+        if (otherUid != null) return otherUid;
         String currentVersion = Json.read(current.getValue()).path("metadata").path("resourceVersion").asText();
         String patchedVersion = object.path("metadata").path("resourceVersion").asText("");
         if (!patchedVersion.isEmpty() && !patchedVersion.equals(currentVersion)) {

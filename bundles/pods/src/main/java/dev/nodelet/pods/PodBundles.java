@@ -1,0 +1,55 @@
+package dev.nodelet.pods;
+
+/**
+ * The names by which a pod's containers, run as bundles, find what Nodelet delivers to them: the bundle location
+ * of a container, the annotation that chooses the PID of its configuration, and the properties Nodelet adds to that
+ * configuration.
+ */
+public final class PodBundles {
+
+  /** The configuration PID of the component that runs pods as bundles; without it no pod runs. */
+  public static final String PID = "dev.nodelet.pods";
+
+  /** The scheme of the bundle locations of pod containers: {@code nodelet-pod:<namespace>/<pod>/<container>}. */
+  public static final String LOCATION_SCHEME = "nodelet-pod:";
+
+  /**
+   * The prefix of the annotation that chooses a container's configuration PID:
+   * {@code pods.nodelet.dev/pid.<container>: <pid>}.
+   */
+  public static final String PID_ANNOTATION_PREFIX = "pods.nodelet.dev/pid.";
+
+  /** The configuration PID of a container without the annotation: this prefix and the container's name. */
+  public static final String DEFAULT_PID_PREFIX = "dev.nodelet.pod.";
+
+  /** Configuration property: the pod's namespace. */
+  public static final String POD_NAMESPACE = "nodelet.pod.namespace";
+
+  /** Configuration property: the pod's name. */
+  public static final String POD_NAME = "nodelet.pod.name";
+
+  /** Configuration property: the pod's UID. */
+  public static final String POD_UID = "nodelet.pod.uid";
+
+  /** Configuration property: the container's name. */
+  public static final String CONTAINER_NAME = "nodelet.container.name";
+
+  /** Configuration property: the folder that holds the pod's volumes, one subfolder per volume. */
+  public static final String VOLUMES_DIR = "nodelet.pod.volumes";
+
+  /** Configuration property prefix: {@code nodelet.volume.<volume name>} is the folder of that volume. */
+  public static final String VOLUME_PREFIX = "nodelet.volume.";
+
+  private PodBundles() {
+  }
+
+  /**
+   * @param namespace the pod's namespace
+   * @param pod the pod's name
+   * @param container the container's name
+   * @return the bundle location of the container's bundle
+   */
+  public static String location(String namespace, String pod, String container) {
+    return LOCATION_SCHEME + namespace + "/" + pod + "/" + container;
+  }
+}

@@ -1,0 +1,185 @@
+package dev.nodelet.pods.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.time.Instant;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves one container a step towards running, the kubelet's way, on its bundle: pull (fetch the image, with
+ * {@code ErrImagePull} then {@code ImagePullBackOff} and back-off), install under the container's location, start
+ * ({@code running} once ACTIVE), notice a bundle that failed to start or stopped itself ({@code terminated}), and
+ * restart it per {@code restartPolicy} after the back-off ({@code CrashLoopBackOff}).
+ */
+final class ContainerSteps {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ContainerSteps.class);
+
+  private final BundleContext context;
+  private final ImageSource images;
+
+  ContainerSteps(BundleContext context, ImageSource images) {
+    this.context = context;
+    this.images = images;
+  }
+
+  /** @return the bundle of the container; null if it has none (or it was uninstalled behind Nodelet's back) */
+  Bundle bundle(ContainerRun c) {
+    if (c.bundleId < 0) {
+      return null;
+    }
+    Bundle bundle = context.getBundle(c.bundleId);
+    return bundle == null || bundle.getState() == Bundle.UNINSTALLED || !c.location.equals(bundle.getLocation())
+        ? null : bundle;
+  }
+
+  /** Hands a bundle its configuration before it starts, and again while it runs. */
+  @FunctionalInterface
+  interface Configurer {
+    /** @return false if the bundle must not start now (the container's state says why) */
+    boolean configure(Bundle bundle);
+  }
+
+  /**
+   * One step of a container whose configuration is resolved.
+   *
+   * @param pod the pod
+   * @param c the container
+   * @param now the time
+   * @param configurer delivers the configuration to the bundle
+   */
+  void step(PodState pod, ContainerRun c, Instant now, Configurer configurer) {
+    Bundle bundle = bundle(c);
+    if (c.bundleId >= 0 && bundle == null) {
+      c.bundleId = -1;
+      if (c.state == ContainerRun.State.RUNNING) {
+        c.terminated(now, 1, "the bundle was uninstalled");
+        ended(pod, c, now);
+      }
+    }
+    if (c.state == ContainerRun.State.RUNNING && bundle != null && !running(bundle)) {
+      c.terminated(now, 0, "the bundle stopped");
+      ended(pod, c, now);
+    }
+    if (c.state == ContainerRun.State.RUNNING && bundle != null) {
+      configurer.configure(bundle); // changes of the referenced objects reach a running bundle
+    }
+    if (c.state != ContainerRun.State.WAITING) {
+      return;
+    }
+    if ("CrashLoopBackOff".equals(c.reason) || "ImagePullBackOff".equals(c.reason)
+        || "ErrImagePull".equals(c.reason) || "CreateContainerError".equals(c.reason)) {
+      if (c.backoff.waiting(now)) {
+        if ("ErrImagePull".equals(c.reason)) {
+          c.waiting("ImagePullBackOff", "Back-off pulling image \"" + c.image + "\": " + c.message);
+        }
+        return;
+      }
+    }
+    if (bundle == null) {
+      bundle = install(c, now);
+      if (bundle == null) {
+        return;
+      }
+    }
+    if (configurer.configure(bundle)) {
+      start(pod, c, bundle, now);
+    }
+  }
+
+  private Bundle install(ContainerRun c, Instant now) {
+    ImageSource.Fetched fetched;
+    try {
+      fetched = images.fetch(ImageRef.parse(c.image));
+    } catch (IllegalArgumentException e) {
+      c.waiting("InvalidImageName", e.getMessage());
+      return null;
+    } catch (ImagePullException e) {
+      c.backoff.failed(now, java.time.Duration.ZERO);
+      c.waiting("ErrImagePull", e.getMessage());
+      LOG.info("Container {} cannot pull its image: {}", c.location, e.getMessage());
+      return null;
+    }
+    c.backoff.reset();
+    try (InputStream in = Files.newInputStream(fetched.file())) {
+      Bundle bundle = context.installBundle(c.location, in);
+      c.bundleId = bundle.getBundleId();
+      c.imageId = fetched.imageId();
+      LOG.info("Container {} installed bundle {} ({}) from {}", c.location, bundle.getBundleId(),
+          fetched.symbolicName(), c.image);
+      return bundle;
+    } catch (BundleException | IOException e) {
+      c.backoff.failed(now, java.time.Duration.ZERO);
+      c.waiting("CreateContainerError", "cannot install " + c.image + ": " + e.getMessage());
+      return null;
+    }
+  }
+
+  private void start(PodState pod, ContainerRun c, Bundle bundle, Instant now) {
+    boolean restart = c.startedOnce;
+    try {
+      bundle.start();
+    } catch (BundleException | RuntimeException e) {
+      if (restart) {
+        c.restartCount++;
+      }
+      String cause = e.getCause() == null ? e.getMessage() : e.getMessage() + ": " + e.getCause();
+      c.terminated(now, 1, "the bundle failed to start: " + cause);
+      LOG.info("Container {} failed to start: {}", c.location, cause);
+      ended(pod, c, now);
+      return;
+    }
+    if (restart) {
+      c.restartCount++;
+    }
+    c.running(now);
+    LOG.info("Container {} running (bundle {})", c.location, bundle.getBundleId());
+  }
+
+  /** A container ended: restart it after the back-off if its pod's policy says so. */
+  static void ended(PodState pod, ContainerRun c, Instant now) {
+    String policy = pod.restartPolicy();
+    boolean restart = policy.equals("Always") || (policy.equals("OnFailure") && c.exitCode != 0);
+    c.startedOnce = true;
+    if (!restart) {
+      return;
+    }
+    c.backoff.failed(now, c.ranFor());
+    c.keepTermination();
+    c.waiting("CrashLoopBackOff", "back-off " + c.backoff.delay().toSeconds() + "s restarting failed container="
+        + c.name + " pod=" + pod.name() + "_" + pod.namespace() + "(" + pod.uid + ")");
+  }
+
+  static boolean running(Bundle bundle) {
+    return bundle.getState() == Bundle.ACTIVE || bundle.getState() == Bundle.STARTING;
+  }
+
+  /** Stops and uninstalls the container's bundle, recording its termination if it ran. */
+  void remove(ContainerRun c, Instant now) {
+    Bundle bundle = bundle(c);
+    if (bundle == null && c.bundleId < 0) {
+      bundle = context.getBundle(c.location);
+    }
+    if (c.state == ContainerRun.State.RUNNING) {
+      c.terminated(now, 0, null);
+    }
+    if (bundle != null) {
+      try {
+        bundle.stop();
+      } catch (BundleException | RuntimeException e) {
+        LOG.info("Container {}: stopping its bundle failed, uninstalling it: {}", c.location, e.toString());
+      }
+      try {
+        bundle.uninstall();
+        LOG.info("Container {} removed (bundle {})", c.location, bundle.getBundleId());
+      } catch (BundleException | RuntimeException e) {
+        LOG.warn("Container {}: uninstalling its bundle failed: {}", c.location, e.toString());
+      }
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.nodelet.pods.internal;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link PodApi} on the node's Kubernetes client. The status goes as a JSON merge patch of {@code pods/status} that
+ * carries {@code metadata.uid}: the API server refuses it (409) when the pod under that name has another UID, as
+ * it does for the kubelet's status patches. The delete carries DeleteOptions with a UID precondition.
+ */
+final class KubePodApi implements PodApi {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KubePodApi.class);
+
+  private final KubernetesClient client;
+
+  KubePodApi(KubernetesClient client) {
+    this.client = client;
+  }
+
+  @Override
+  public Outcome writeStatus(Pod pod, PodStatus status) {
+    ObjectNode patch = Serialization.jsonMapper().createObjectNode();
+    patch.putObject("metadata").put("uid", pod.getMetadata().getUid());
+    ObjectNode body = Serialization.jsonMapper().valueToTree(status);
+    // a merge patch keeps fields it does not name: name the ones Nodelet clears
+    for (String cleared : new String[] {"reason", "message"}) {
+      if (!body.hasNonNull(cleared)) {
+        body.putNull(cleared);
+      }
+    }
+    patch.set("status", body);
+    try {
+      client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+          .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
+      return Outcome.DONE;
+    } catch (KubernetesClientException e) {
+      return outcome("status of pod", pod, e.getCode(), e.getMessage());
+    }
+  }
+
+  @Override
+  public Outcome delete(Pod pod) {
+    String namespace = pod.getMetadata().getNamespace();
+    String name = pod.getMetadata().getName();
+    String url = client.getMasterUrl().toString().replaceAll("/$", "") + "/api/v1/namespaces/"
+        + URLEncoder.encode(namespace, StandardCharsets.UTF_8) + "/pods/"
+        + URLEncoder.encode(name, StandardCharsets.UTF_8);
+    ObjectNode options = Serialization.jsonMapper().createObjectNode();
+    options.put("kind", "DeleteOptions").put("apiVersion", "v1").put("gracePeriodSeconds", 0);
+    options.putObject("preconditions").put("uid", pod.getMetadata().getUid());
+    HttpClient http = client.getHttpClient();
+    HttpRequest request = http.newHttpRequestBuilder().uri(url).delete("application/json", options.toString())
+        .build();
+    try {
+      HttpResponse<String> response = http.sendAsync(request, String.class).get(30, TimeUnit.SECONDS);
+      if (response.isSuccessful()) {
+        return Outcome.DONE;
+      }
+      return outcome("pod", pod, response.code(), response.body());
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.warn("Deleting pod {}/{} failed, retrying: {}", namespace, name, e.toString());
+      return Outcome.RETRY;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Outcome.RETRY;
+    }
+  }
+
+  @Override
+  public Node node(String name) {
+    try {
+      return client.nodes().withName(name).get();
+    } catch (KubernetesClientException e) {
+      LOG.debug("Reading node {} failed: {}", name, e.getMessage());
+      return null;
+    }
+  }
+
+  private static Outcome outcome(String what, Pod pod, int code, String message) {
+    String key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+    if (code == 404 || code == 409) {
+      // 409 on a UID precondition: the name holds another pod now, which is not this one
+      LOG.info("Writing the {} {} (uid {}) answered {}: the pod is gone or replaced", what, key,
+          pod.getMetadata().getUid(), code);
+      return Outcome.GONE;
+    }
+    LOG.warn("Writing the {} {} failed ({}), retrying: {}", what, key, code, message);
+    return Outcome.RETRY;
+  }
+}
