@@ -319,7 +319,7 @@ class Http2TransportTest {
       HttpClient http = client.getHttpClient();
       Http2Streams streams = Http2Transport.streams(http);
       Watch watch = watchOn(http, tls);
-      assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Streams.OPENING_TIMEOUT_SECONDS + 20))
+      assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Origin.OPENING_TIMEOUT_SECONDS + 20))
           .withThrowableThat().withMessageContaining("no HTTP/2 SETTINGS from the server within");
       assertThat(streams.opening()).isZero();
     }
