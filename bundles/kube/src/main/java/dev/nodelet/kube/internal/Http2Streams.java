@@ -26,9 +26,10 @@ import java.util.function.Supplier;
  * Streaming GETs (watches) over Jetty's low-level HTTP/2 client: one HTTP/2 stream per request and nothing else kept
  * for it while it is open, on a small pool of HTTP/2 sessions per API server. A session carries at most the
  * server's {@code SETTINGS_MAX_CONCURRENT_STREAMS}; when every open one is full, the next ones are opened, one per
- * limit's worth of waiting requests and at most {@value Http2Origin#MAX_OPENING} at once (requests wait for them), so N watches
- * take ceil(N / limit) connections. The sessions run on the
- * {@link HTTP2Client} (I/O threads, timer, TLS) of the client's high-level transport.
+ * limit's worth of waiting requests and at most {@value Http2Origin#MAX_OPENING} at once (requests wait for them),
+ * so N watches take ceil(N / limit) connections. The sessions run on the {@link HTTP2Client} (I/O threads, timer,
+ * TLS) of the client's high-level transport. Each server's sessions are a {@link Http2Origin}, each request an
+ * {@link Http2Exchange}.
  *
  * <p>Requests come after fabric8's interceptors (authorization, impersonation), so credentials stay fabric8's
  * business. Body bytes reach the consumer one chunk per {@link AsyncBody#consume()}: the HTTP/2 flow-control window
