@@ -9,6 +9,7 @@ import dev.nodelet.kube.internal.jetty.util.thread.Scheduler;
 import dev.nodelet.kube.internal.watch.StartGate;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -80,7 +81,7 @@ final class Http2Origin {
     synchronized (this) {
       if (!streams.isClosed()) {
         if (connections.isEmpty() && opening == 0 && connectError != null
-            && System.nanoTime() - connectAgainAt < 0) {
+            && streams.timing().nanoTime().getAsLong() - connectAgainAt < 0) {
           unreachable = connectError; // no session, and the last opening failed moments ago
         } else {
           waiting.add(exchange);
@@ -105,7 +106,7 @@ final class Http2Origin {
     List<Http2Exchange> start = new ArrayList<>();
     int open = 0;
     long holdNanos = Long.MAX_VALUE;
-    long now = System.nanoTime();
+    long now = streams.timing().nanoTime().getAsLong();
     synchronized (this) {
       StartGate refused = null;
       for (Iterator<Http2Exchange> it = waiting.iterator(); it.hasNext(); ) {
@@ -177,7 +178,7 @@ final class Http2Origin {
 
   /** Dispatches again after {@code nanos}, unless a dispatch is due before then: one timer task per origin. */
   private void dispatchIn(long nanos) {
-    long at = System.nanoTime() + nanos;
+    long at = streams.timing().nanoTime().getAsLong() + nanos;
     synchronized (this) {
       if (streams.isClosed() || held != null && heldUntil - at <= 0) {
         return;
@@ -199,14 +200,16 @@ final class Http2Origin {
   private void connect() {
     Http2Connection connection = new Http2Connection(this);
     // nothing else ends an opening that the server never answers: the client's connections have no idle timeout
+    Duration timeout = streams.timing().openingTimeout();
     connection.deadline = streams.http2().getScheduler().schedule(() -> {
       connectFailed(connection, new IOException("no HTTP/2 SETTINGS from the server within "
-          + OPENING_TIMEOUT_SECONDS + " s of connecting"));
+          + (timeout.toMillis() % 1000 == 0 ? timeout.toSeconds() + " s" : timeout.toMillis() + " ms")
+          + " of connecting"));
       Session session = connection.session;
       if (session != null) {
         end(session);
       }
-    }, OPENING_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    }, timeout.toNanos(), TimeUnit.NANOSECONDS);
     streams.resolver().resolve(host, port, new Promise<>() {
       @Override
       public void succeeded(List<InetSocketAddress> addresses) {
@@ -294,7 +297,7 @@ final class Http2Origin {
     synchronized (this) {
       connectFailures++;
       connectError = error;
-      connectAgainAt = System.nanoTime() + Math.min(MAX_CONNECT_BACKOFF_NANOS,
+      connectAgainAt = streams.timing().nanoTime().getAsLong() + Math.min(MAX_CONNECT_BACKOFF_NANOS,
           CONNECT_BACKOFF_NANOS << Math.min(connectFailures - 1, 10));
     }
     failed.forEach(exchange -> exchange.fail(error));

@@ -52,14 +52,17 @@ final class Http2Streams {
   private final SslContextFactory.Client ssl;
   /** The high-level client's, which exists once that client has started. */
   private final Supplier<SocketAddressResolver> resolver;
+  private final Http2Transport.Timing timing;
   private final Map<String, Http2Origin> origins = new ConcurrentHashMap<>();
   private final Map<HttpField, HttpField> sharedFields = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  Http2Streams(HTTP2Client http2, SslContextFactory.Client ssl, Supplier<SocketAddressResolver> resolver) {
+  Http2Streams(HTTP2Client http2, SslContextFactory.Client ssl, Supplier<SocketAddressResolver> resolver,
+      Http2Transport.Timing timing) {
     this.http2 = http2;
     this.ssl = ssl;
     this.resolver = resolver;
+    this.timing = timing;
   }
 
   /** Whether this request goes here: a streaming GET over TLS to a server that has not refused HTTP/2. */
@@ -162,5 +165,9 @@ final class Http2Streams {
 
   SocketAddressResolver resolver() {
     return resolver.get();
+  }
+
+  Http2Transport.Timing timing() {
+    return timing;
   }
 }
