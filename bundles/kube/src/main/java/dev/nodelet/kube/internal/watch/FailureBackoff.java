@@ -2,7 +2,6 @@ package dev.nodelet.kube.internal.watch;
 
 import dev.nodelet.kube.watch.ReflectorException;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A reflector's run of failures: how it is logged (a warning for the first reflector to fail in an engine's
@@ -10,9 +9,6 @@ import org.slf4j.LoggerFactory;
  * attempt, exponential with jitter. Used on the reflector's serial executor only.
  */
 final class FailureBackoff {
-
-  /** The reflector's: the lines read as they did before this class was split out of it. */
-  private static final Logger LOG = LoggerFactory.getLogger(HttpReflector.class);
 
   private final Engine engine;
   private int failures;
@@ -24,20 +20,20 @@ final class FailureBackoff {
     this.engine = engine;
   }
 
-  /** Counts and logs a failure. */
-  void failed(ReflectorException error) {
+  /** Counts a failure and logs it on {@code log}, the reflector's. */
+  void failed(Logger log, ReflectorException error) {
     failures++;
     if (!failing) {
       failing = true;
       warned = engine.mayWarn();
       if (warned) {
-        LOG.warn("{} (API server {}); retrying with backoff (the other watches that fail within {} s are logged "
+        log.warn("{} (API server {}); retrying with backoff (the other watches that fail within {} s are logged "
             + "at DEBUG)", error.getMessage(), engine.server, Engine.WARNING_INTERVAL.toSeconds());
       } else {
-        LOG.debug("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
+        log.debug("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
       }
     } else {
-      LOG.debug("{} (failure {})", error.getMessage(), failures);
+      log.debug("{} (failure {})", error.getMessage(), failures);
     }
   }
 
@@ -45,12 +41,15 @@ final class FailureBackoff {
     return failing;
   }
 
-  /** The list and watch of {@code what} work: the run of failures ends, told at the level it was told to begin. */
-  void recovered(String what) {
+  /**
+   * The list and watch of {@code what} work: the run of failures ends, told on {@code log} at the level its start
+   * was.
+   */
+  void recovered(Logger log, String what) {
     if (failing && warned) {
-      LOG.info("The list and watch of {} work again", what);
+      log.info("The list and watch of {} work again", what);
     } else if (failing) {
-      LOG.debug("The list and watch of {} work again", what);
+      log.debug("The list and watch of {} work again", what);
     }
     failing = false;
     failures = 0;

@@ -426,14 +426,14 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   private void failed(ReflectorException error) {
     current = null;
-    backoff.failed(error);
+    backoff.failed(LOG, error);
     notify(() -> listener.onError(error));
     restart(backoff.delayNanos());
   }
 
   private void healthy() {
     if (backoff.failing()) {
-      backoff.recovered(what());
+      backoff.recovered(LOG, what());
     }
   }
 
