@@ -83,6 +83,11 @@ final class KubeletPlugin extends RegisteredDriver {
     return health;
   }
 
+  /** How long until the driver may be asked for health again after "Unimplemented"; zero when it may now. */
+  long healthRetryInNanos() {
+    return healthBackoff.remainingNanos(System.nanoTime());
+  }
+
   @Override
   public boolean publishesOwnSlices() {
     return true;

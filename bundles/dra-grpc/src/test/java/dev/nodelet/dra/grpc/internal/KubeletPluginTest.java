@@ -9,6 +9,7 @@ import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.PrepareResult;
 import dev.nodelet.dra.PreparedDevice;
+import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.grpc.kubelet.dra.v1.Device;
 import dev.nodelet.dra.grpc.kubelet.dra.v1.DRAPluginGrpc;
 import dev.nodelet.dra.grpc.kubelet.dra.v1.NodePrepareResourceResponse;
@@ -290,6 +291,24 @@ class KubeletPluginTest {
     assertThat(gaps[2]).isGreaterThanOrEqualTo(400);
     assertThat(gaps[3]).isGreaterThanOrEqualTo(400);
     assertThat(recorder.reports.get(0).get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
+  }
+
+  @Test
+  void aNewWatchDuringTheBackoffDoesNotReachTheDriverBeforeTheDelayIsOver() {
+    Health health = new Health(1, "ECC errors");
+    FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
+        new Plugin().bindService(), health.bindService());
+    RegisteredDriver registered = registered(driver);
+    Subscription first = registered.watchHealth(new Recorder());
+    await().until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0); // "Unimplemented" has arrived
+    // a consumer that gives up and watches again at once, as a retry loop would
+    first.close();
+    Recorder again = new Recorder();
+    folders.closeLater(registered.watchHealth(again));
+
+    await().until(() -> !again.reports.isEmpty());
+    assertThat(health.calls).hasSize(2);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(health.calls.get(1) - health.calls.get(0))).isGreaterThanOrEqualTo(100);
   }
 
   @Test
