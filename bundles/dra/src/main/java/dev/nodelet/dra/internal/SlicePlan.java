@@ -12,6 +12,9 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpecBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedList;
@@ -57,7 +60,8 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
     List<ResourceSliceSpec> desired = new ArrayList<>();
     pools.stream().sorted(Comparator.comparing(Pool::name)).forEach(pool -> {
       List<ResourceSlice> existing = storedByPool.getOrDefault(pool.name(), List.of());
-      List<Content> chunks = chunks(withStoredTaintTimes(pool.devices(), existing), pool.sharedCounters(),
+      List<Content> chunks = chunks(withStoredTaintTimes(withWholeSecondTaintTimes(pool.devices()), existing),
+          pool.sharedCounters(),
           maxDevices);
       long newest = existing.stream().mapToLong(s -> generation(s.getSpec())).max().orElse(0);
       List<ResourceSliceSpec> kept = specs(driver, nodeName, pool.name(), newest, chunks, serialization::clone);
@@ -84,6 +88,34 @@ record SlicePlan(List<ResourceSlice> updates, List<ResourceSliceSpec> creates, L
       }
     }
     return new SlicePlan(updates, creates, List.copyOf(obsolete));
+  }
+
+  /**
+   * The API server stores {@code timeAdded} to the second (metav1.Time): a driver's sub-second time is truncated as
+   * the server would, or desired and stored slices would differ on every sync.
+   */
+  static List<Device> withWholeSecondTaintTimes(List<Device> devices) {
+    if (devices.stream().allMatch(d -> d.getTaints() == null
+        || d.getTaints().stream().allMatch(t -> Objects.equals(wholeSeconds(t.getTimeAdded()), t.getTimeAdded())))) {
+      return devices;
+    }
+    return devices.stream().map(device -> device.getTaints() == null ? device
+        : new DeviceBuilder(device).withTaints(device.getTaints().stream()
+            .map(t -> Objects.equals(wholeSeconds(t.getTimeAdded()), t.getTimeAdded()) ? t
+                : new DeviceTaintBuilder(t).withTimeAdded(wholeSeconds(t.getTimeAdded())).build())
+            .toList()).build()).toList();
+  }
+
+  /** RFC 3339 in UTC to the second, as the API server writes it; what does not parse is left to validation. */
+  static String wholeSeconds(String time) {
+    if (time == null) {
+      return null;
+    }
+    try {
+      return OffsetDateTime.parse(time).toInstant().truncatedTo(ChronoUnit.SECONDS).toString();
+    } catch (DateTimeParseException e) {
+      return time;
+    }
   }
 
   /**

@@ -427,6 +427,28 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void aSubSecondTaintTimeIsWrittenToTheSecondAndCausesNoWriteLoop() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU);
+    controller.addDriver(gpu);
+    List<Device> devices = new ArrayList<>(pool("p", 1).devices());
+    devices.set(0, new DeviceBuilder(devices.get(0)).addNewTaint().withKey("broken").withEffect("NoSchedule")
+        .withTimeAdded("2026-11-28T11:00:00.123456+01:00").endTaint().build());
+    gpu.publish(List.of(new Pool("p", devices)));
+    await().until(() -> slicesOf(GPU).size() == 1);
+    // stored as a kube-apiserver stores metav1.Time: UTC, whole seconds
+    assertThat(slicesOf(GPU).get(0).getSpec().getDevices().get(0).getTaints().get(0).getTimeAdded())
+        .isEqualTo("2026-11-28T10:00:00Z");
+    barrier.pass();
+    server.clearWrites();
+
+    // the driver reports the same sub-second time again: nothing differs, nothing is written
+    gpu.publish(List.of(new Pool("p", new ArrayList<>(devices))));
+    barrier.pass();
+    assertThat(barrier.writesOf(GPU)).isEmpty();
+  }
+
+  @Test
   void nothingIsWrittenBeforeTheReflectorHasSynced() {
     server.failNext(Verb.WATCH, "resourceslices", 3, 500); // the initial WatchList request
     NodeResourcesController controller = controller(() -> Optional.of(nodeUid), ControllerOptions.DEFAULTS);

@@ -71,27 +71,28 @@ import java.util.stream.IntStream;
  *       {@code NodePrepareResources} reads each claim, checks its UID, and returns the devices of its allocation
  *       that belong to this driver with the CDI device ID {@code k8s.<name>/device=<device>};
  *       {@code NodeUnprepareResources} forgets them;</li>
- *   <li>serves {@code v1.DRAResourceHealth} on the same socket: every device Healthy, with a 30 s timeout.</li>
+ *   <li>returns the allocation's share ID of a device with consumable capacity as the device's {@code share_id};</li>
+ *   <li>serves {@code v1.DRAResourceHealth} on the same socket: every device Healthy at first, each report with
+ *       the {@code --health-timeout} (30 s by default) as {@code health_check_timeout_seconds} and a message.</li>
  * </ul>
- * Lines on standard input: {@code unhealthy dev-0} / {@code healthy dev-0} change a device's health; {@code silent}
- * stops health reports (Nodelet marks the devices Unknown after their timeout).
+ * Lines on standard input: {@code unhealthy dev-0 ECC errors} / {@code healthy dev-0} change a device's health and
+ * message; {@code silent} stops health reports (Nodelet marks the devices Unknown after their timeout).
  *
  * <p>Usage: {@link Options#USAGE}; {@code --help} prints it. Start it with {@code umask 077}: its sockets are bound
  * under hidden names, restricted to 0600 and renamed into place either way.
  */
 public final class KubeletDriver {
 
-  private static final long HEALTH_TIMEOUT_SECONDS = 30;
-
   private final String name;
   private final String node;
   private final int devices;
   private final Map<String, String> attributes;
+  private final long healthTimeoutSeconds;
   private final KubernetesClient client;
   private final Path registrationSocket;
   private final Path endpoint;
   private final Map<String, List<Device>> prepared = new ConcurrentHashMap<>(); // by claim UID
-  private final Map<String, HealthStatus> health = new ConcurrentHashMap<>();
+  private final Map<String, Report> health = new ConcurrentHashMap<>();
   private final Set<StreamObserver<NodeWatchResourcesResponse>> watchers = new CopyOnWriteArraySet<>();
   private volatile boolean silent;
 
@@ -100,10 +101,15 @@ public final class KubeletDriver {
     this.node = options.node();
     this.devices = options.devices();
     this.attributes = options.attributes();
+    this.healthTimeoutSeconds = options.healthTimeoutSeconds();
     this.client = client;
     this.registrationSocket = options.registry().toAbsolutePath().resolve(name + "-reg.sock");
     this.endpoint = options.plugins().toAbsolutePath().resolve(name).resolve("dra.sock");
-    IntStream.range(0, devices).forEach(i -> health.put("dev-" + i, HealthStatus.HEALTHY));
+    IntStream.range(0, devices).forEach(i -> health.put("dev-" + i, new Report(HealthStatus.HEALTHY, "")));
+  }
+
+  /** What the driver reports for one device. */
+  private record Report(HealthStatus status, String message) {
   }
 
   /** Exits with 0 after {@code --help}, 2 for a wrong command line, 1 when the slice cannot be published. */
@@ -154,13 +160,15 @@ public final class KubeletDriver {
     System.out.println("serving " + name + ": registration socket " + registrationSocket + ", endpoint " + endpoint);
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
-      String[] words = line.trim().split("\\s+");
-      if (words.length == 2 && health.containsKey(words[1])
+      String[] words = line.trim().split("\\s+", 3);
+      if (words.length >= 2 && health.containsKey(words[1])
           && (words[0].equals("healthy") || words[0].equals("unhealthy"))) {
-        health.put(words[1], words[0].equals("healthy") ? HealthStatus.HEALTHY : HealthStatus.UNHEALTHY);
+        String message = words.length == 3 ? words[2] : "";
+        health.put(words[1], new Report(words[0].equals("healthy") ? HealthStatus.HEALTHY : HealthStatus.UNHEALTHY,
+            message));
         silent = false;
         watchers.forEach(this::report);
-        System.out.println(words[1] + " " + words[0]);
+        System.out.println(words[1] + " " + words[0] + (message.isEmpty() ? "" : ": " + message));
       } else if (words[0].equals("silent")) {
         silent = true;
         System.out.println("health reports stopped");
@@ -208,10 +216,10 @@ public final class KubeletDriver {
       return;
     }
     NodeWatchResourcesResponse.Builder out = NodeWatchResourcesResponse.newBuilder();
-    health.forEach((device, status) -> out.addDevices(DeviceHealth.newBuilder()
+    health.forEach((device, report) -> out.addDevices(DeviceHealth.newBuilder()
         .setDevice(DeviceIdentifier.newBuilder().setPoolName(node).setDeviceName(device))
-        .setHealth(status).setLastUpdatedTime(Instant.now().getEpochSecond())
-        .setHealthCheckTimeoutSeconds(HEALTH_TIMEOUT_SECONDS)));
+        .setHealth(report.status()).setMessage(report.message()).setLastUpdatedTime(Instant.now().getEpochSecond())
+        .setHealthCheckTimeoutSeconds(healthTimeoutSeconds)));
     synchronized (watcher) { // a stream takes one message at a time
       watcher.onNext(out.build());
     }
@@ -295,8 +303,12 @@ public final class KubeletDriver {
   }
 
   private Device device(DeviceRequestAllocationResult r) {
-    return Device.newBuilder().addRequestNames(r.getRequest()).setPoolName(r.getPool())
-        .setDeviceName(r.getDevice()).addCdiDeviceIds("k8s." + name + "/device=" + r.getDevice()).build();
+    Device.Builder device = Device.newBuilder().addRequestNames(r.getRequest()).setPoolName(r.getPool())
+        .setDeviceName(r.getDevice()).addCdiDeviceIds("k8s." + name + "/device=" + r.getDevice());
+    if (r.getShareID() != null) {
+      device.setShareId(r.getShareID()); // one share of a device with consumable capacity
+    }
+    return device.build();
   }
 
   /** The kubelet's device health API v1: a report at once and after every change. */

@@ -15,14 +15,16 @@ import java.util.regex.Pattern;
  * @param server the API server's URL, or null
  * @param kubeconfig the kubeconfig file, or null
  * @param attributes {@code name -> value} of every device
+ * @param healthTimeoutSeconds the {@code health_check_timeout_seconds} of every health report
  */
 record Options(Path registry, Path plugins, String name, String node, String server, Path kubeconfig, int devices,
-    Map<String, String> attributes) {
+    Map<String, String> attributes, long healthTimeoutSeconds) {
 
   static final String USAGE = """
       Usage: java -jar nodelet-example-kubelet-driver.jar --node NAME [--kubeconfig FILE | --server URL] [OPTION]...
       A DRA driver written for the kubelet: it publishes its own ResourceSlice, registers through the plugin
-      registration folder and prepares claims over the kubelet's DRA API v1. Start it with umask 077.
+      registration folder, prepares claims over the kubelet's DRA API v1 and reports device health over the
+      kubelet's health API v1. Start it with umask 077.
         --node NAME              the node whose devices these are (default: $NODE_NAME)
         --kubeconfig FILE        the kubeconfig to publish the ResourceSlice with (default: $KUBECONFIG,
                                  ~/.kube/config or the pod's service account)
@@ -33,13 +35,17 @@ record Options(Path registry, Path plugins, String name, String node, String ser
         --devices N              the number of devices, dev-0 ... dev-N-1 (default: 2)
         --attribute NAME=VALUE   an attribute of every device, repeatable; true/false is a bool, a whole number
                                  an int, a semantic version (1.2.3) a version, anything else a string
+        --health-timeout SECONDS how long each health report holds; without a new one the devices turn Unknown
+                                 (default: 30)
         --help                   prints this and exits
+      Lines on standard input: "unhealthy DEVICE [MESSAGE]" and "healthy DEVICE [MESSAGE]" change a device's
+      health, "silent" stops the health reports.
       """;
 
   private static final Pattern INTEGER = Pattern.compile("-?\\d{1,18}");
   private static final Pattern VERSION = Pattern.compile("\\d+\\.\\d+\\.\\d+([-+][0-9A-Za-z.+-]*)?");
   private static final List<String> WITH_VALUE = List.of("--node", "--kubeconfig", "--server", "--registry",
-      "--plugins", "--name", "--devices", "--attribute");
+      "--plugins", "--name", "--devices", "--attribute", "--health-timeout");
 
   /**
    * @param nodeFromEnvironment {@code $NODE_NAME}, or null
@@ -57,6 +63,7 @@ record Options(Path registry, Path plugins, String name, String node, String ser
     String server = null;
     Path kubeconfig = null;
     int devices = 2;
+    long healthTimeout = 30;
     Map<String, String> attributes = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i += 2) {
       String option = args[i];
@@ -75,6 +82,7 @@ record Options(Path registry, Path plugins, String name, String node, String ser
         case "--plugins" -> plugins = Path.of(value);
         case "--name" -> name = value;
         case "--devices" -> devices = count(value);
+        case "--health-timeout" -> healthTimeout = seconds(value);
         default -> {
           int equals = value.indexOf('=');
           if (equals < 1) {
@@ -90,7 +98,8 @@ record Options(Path registry, Path plugins, String name, String node, String ser
     if (server != null && kubeconfig != null) {
       throw new IllegalArgumentException("give --server or --kubeconfig, not both");
     }
-    return new Options(registry, plugins, name, node, server, kubeconfig, devices, Map.copyOf(attributes));
+    return new Options(registry, plugins, name, node, server, kubeconfig, devices, Map.copyOf(attributes),
+        healthTimeout);
   }
 
   /** An attribute value typed as the example driver bundle types them. */
@@ -105,6 +114,18 @@ record Options(Path registry, Path plugins, String name, String node, String ser
       return new DeviceAttribute(null, null, null, value);
     }
     return new DeviceAttribute(null, null, value, null);
+  }
+
+  private static long seconds(String value) {
+    try {
+      long seconds = Long.parseLong(value);
+      if (seconds >= 1 && seconds <= 3600) {
+        return seconds;
+      }
+    } catch (NumberFormatException e) {
+      // said below
+    }
+    throw new IllegalArgumentException("--health-timeout " + value + ": expected whole seconds from 1 to 3600");
   }
 
   private static int count(String value) {

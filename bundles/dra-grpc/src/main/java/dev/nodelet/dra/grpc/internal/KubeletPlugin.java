@@ -15,10 +15,7 @@ import dev.nodelet.dra.grpc.kubelet.health.v1.DRAResourceHealthGrpc;
 import dev.nodelet.dra.grpc.kubelet.health.v1.NodeWatchResourcesRequest;
 import dev.nodelet.dra.grpc.kubelet.health.v1.NodeWatchResourcesResponse;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,8 +23,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -50,17 +47,29 @@ final class KubeletPlugin extends RegisteredDriver {
   private final String health;
   private final ManagedChannel channel;
   private final Duration callTimeout;
+  private final ScheduledExecutorService scheduler;
+  private final HealthBackoff healthBackoff;
+
+  KubeletPlugin(String driverName, Path endpoint, String protocol, String health, Transport transport,
+      Duration callTimeout) {
+    this(driverName, endpoint, protocol, health, transport, callTimeout,
+        new HealthBackoff(HealthBackoff.INITIAL, HealthBackoff.CAP));
+  }
 
   /**
    * @param protocol {@link #V1} or {@link #V1BETA1}
-   * @param health {@link #HEALTH_V1} or {@link #HEALTH_V1ALPHA1}
+   * @param health {@link #HEALTH_V1}, {@link #HEALTH_V1ALPHA1} or {@code null} when the plugin advertises neither
+   * @param healthBackoff when to ask again for health after "Unimplemented"
    */
   KubeletPlugin(String driverName, Path endpoint, String protocol, String health, Transport transport,
-      Duration callTimeout) {
+      Duration callTimeout, HealthBackoff healthBackoff) {
     super(driverName, endpoint);
     this.protocol = protocol;
     this.health = health;
     this.callTimeout = callTimeout;
+    this.healthBackoff = healthBackoff;
+    this.scheduler = transport.scheduler();
+    // the one connection of this endpoint, for the DRA calls and the health stream alike (kubernetes#134125)
     this.channel = transport.channel(endpoint);
   }
 
@@ -69,9 +78,14 @@ final class KubeletPlugin extends RegisteredDriver {
     return protocol;
   }
 
-  /** The health service that {@link #watchHealth} calls. */
+  /** The health service that {@link #watchHealth} calls; {@code null} if the plugin advertises none. */
   String healthProtocol() {
     return health;
+  }
+
+  /** How long until the driver may be asked for health again after "Unimplemented"; zero when it may now. */
+  long healthRetryInNanos() {
+    return healthBackoff.remainingNanos(System.nanoTime());
   }
 
   @Override
@@ -150,25 +164,34 @@ final class KubeletPlugin extends RegisteredDriver {
     return errors;
   }
 
+  /**
+   * Watches the advertised health service; {@code null} when the plugin advertised none, so it is never called for
+   * health. "Unimplemented" does not end the watch: see {@link HealthWatch}.
+   */
   @Override
   public Subscription watchHealth(HealthListener listener) {
-    AtomicBoolean ended = new AtomicBoolean();
+    if (health == null) {
+      return null;
+    }
+    String who = "DRA driver " + driverName + " on " + endpoint;
     if (HEALTH_V1ALPHA1.equals(health)) {
-      var observer = new HealthStream<dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesRequest,
-          dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesResponse>(listener, ended,
+      return new HealthWatch<dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesRequest,
+          dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesResponse>(who, health, listener,
+          healthBackoff, scheduler,
+          observer -> dev.nodelet.dra.grpc.kubelet.health.v1alpha1.DRAResourceHealthGrpc.newStub(channel)
+              .nodeWatchResources(dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesRequest
+                  .getDefaultInstance(), observer),
           r -> r.getDevicesList().stream().map(d -> health(d.getDevice().getPoolName(),
               d.getDevice().getDeviceName(), d.getHealthValue(), d.getLastUpdatedTime(),
-              d.getHealthCheckTimeoutSeconds(), d.getMessage())).toList());
-      dev.nodelet.dra.grpc.kubelet.health.v1alpha1.DRAResourceHealthGrpc.newStub(channel).nodeWatchResources(
-          dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesRequest.getDefaultInstance(), observer);
-      return observer;
+              d.getHealthCheckTimeoutSeconds(), d.getMessage())).toList()).open();
     }
-    var observer = new HealthStream<NodeWatchResourcesRequest, NodeWatchResourcesResponse>(listener, ended,
+    return new HealthWatch<NodeWatchResourcesRequest, NodeWatchResourcesResponse>(who, health, listener,
+        healthBackoff, scheduler,
+        observer -> DRAResourceHealthGrpc.newStub(channel).nodeWatchResources(
+            NodeWatchResourcesRequest.getDefaultInstance(), observer),
         r -> r.getDevicesList().stream().map(d -> health(d.getDevice().getPoolName(), d.getDevice().getDeviceName(),
-            d.getHealthValue(), d.getLastUpdatedTime(), d.getHealthCheckTimeoutSeconds(), d.getMessage())).toList());
-    DRAResourceHealthGrpc.newStub(channel).nodeWatchResources(NodeWatchResourcesRequest.getDefaultInstance(),
-        observer);
-    return observer;
+            d.getHealthValue(), d.getLastUpdatedTime(), d.getHealthCheckTimeoutSeconds(), d.getMessage())).toList())
+        .open();
   }
 
   private static DeviceHealth health(String pool, String device, int health, long lastUpdated, long timeoutSeconds,
@@ -212,59 +235,5 @@ final class KubeletPlugin extends RegisteredDriver {
     Map<String, PrepareResult> results = new HashMap<>();
     claims.forEach((uid, r) -> results.put(uid, r == null ? PrepareResult.prepared(List.of()) : f.apply(r)));
     return results;
-  }
-
-  /** One health call; the listener hears of the end once and nothing after it or after {@link #close}. */
-  private final class HealthStream<Q, R> implements ClientResponseObserver<Q, R>, Subscription {
-    private final HealthListener listener;
-    private final AtomicBoolean ended;
-    private final Function<R, List<DeviceHealth>> decode;
-    private volatile ClientCallStreamObserver<Q> call;
-
-    HealthStream(HealthListener listener, AtomicBoolean ended, Function<R, List<DeviceHealth>> decode) {
-      this.listener = listener;
-      this.ended = ended;
-      this.decode = decode;
-    }
-
-    @Override
-    public void beforeStart(ClientCallStreamObserver<Q> requestStream) {
-      this.call = requestStream;
-    }
-
-    @Override
-    public void onNext(R response) {
-      if (!ended.get()) {
-        listener.onHealth(decode.apply(response));
-      }
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      if (ended.compareAndSet(false, true)) {
-        Status status = Status.fromThrowable(t);
-        listener.onError(new ExternalDriverException("NodeWatchResources of DRA driver " + driverName + " on "
-            + endpoint + " failed: " + GrpcDraDriver.describe(status), t),
-            status.getCode() != Status.Code.UNIMPLEMENTED);
-      }
-    }
-
-    @Override
-    public void onCompleted() {
-      if (ended.compareAndSet(false, true)) {
-        listener.onError(new ExternalDriverException("NodeWatchResources of DRA driver " + driverName
-            + " ended"), true);
-      }
-    }
-
-    @Override
-    public void close() {
-      if (ended.compareAndSet(false, true)) {
-        ClientCallStreamObserver<Q> c = call;
-        if (c != null) {
-          c.cancel("watch closed", null);
-        }
-      }
-    }
   }
 }

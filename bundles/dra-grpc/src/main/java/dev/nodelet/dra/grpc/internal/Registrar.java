@@ -52,6 +52,8 @@ final class Registrar {
   private final Transport transport;
   private final Duration timeout;
   private final Duration callTimeout;
+  private final Duration healthInitial;
+  private final Duration healthCap;
 
   Registrar(Transport transport, Duration timeout) {
     this(transport, timeout, KubeletPlugin.CALL_TIMEOUT);
@@ -59,9 +61,19 @@ final class Registrar {
 
   /** @param callTimeout the deadline of each prepare and unprepare call of a kubelet plugin */
   Registrar(Transport transport, Duration timeout, Duration callTimeout) {
+    this(transport, timeout, callTimeout, HealthBackoff.INITIAL, HealthBackoff.CAP);
+  }
+
+  /**
+   * @param healthInitial the first delay before a plugin that answered "Unimplemented" is asked for health again
+   * @param healthCap the longest such delay
+   */
+  Registrar(Transport transport, Duration timeout, Duration callTimeout, Duration healthInitial, Duration healthCap) {
     this.transport = transport;
     this.timeout = timeout;
     this.callTimeout = callTimeout;
+    this.healthInitial = healthInitial;
+    this.healthCap = healthCap;
   }
 
   /**
@@ -89,10 +101,8 @@ final class Registrar {
       if (PROTOCOL_VERSION.equals(version)) {
         return new GrpcDraDriver(info.getName(), endpoint, transport);
       }
-      List<String> versions = info.getSupportedVersionsList();
-      String health = versions.contains(KubeletPlugin.HEALTH_V1) || !versions.contains(KubeletPlugin.HEALTH_V1ALPHA1)
-          ? KubeletPlugin.HEALTH_V1 : KubeletPlugin.HEALTH_V1ALPHA1;
-      return new KubeletPlugin(info.getName(), endpoint, version, health, transport, callTimeout);
+      return new KubeletPlugin(info.getName(), endpoint, version, healthVersion(info), transport, callTimeout,
+          new HealthBackoff(healthInitial, healthCap));
     } finally {
       channel.shutdownNow();
     }
@@ -134,6 +144,16 @@ final class Registrar {
    */
   static String version(PluginInfo info) {
     return KNOWN_VERSIONS.stream().filter(info.getSupportedVersionsList()::contains).findFirst().orElse(null);
+  }
+
+  /**
+   * The health service to watch, as the kubelet chooses it: {@code v1.DRAResourceHealth}, else
+   * {@code v1alpha1.DRAResourceHealth}, else {@code null} (the plugin is never asked for health).
+   */
+  static String healthVersion(PluginInfo info) {
+    List<String> versions = info.getSupportedVersionsList();
+    return versions.contains(KubeletPlugin.HEALTH_V1) ? KubeletPlugin.HEALTH_V1
+        : versions.contains(KubeletPlugin.HEALTH_V1ALPHA1) ? KubeletPlugin.HEALTH_V1ALPHA1 : null;
   }
 
   /** The DRA socket; a kubelet plugin that names none serves DRA on its registration socket. */

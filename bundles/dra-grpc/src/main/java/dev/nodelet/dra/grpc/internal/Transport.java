@@ -10,6 +10,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.nio.file.Path;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -42,6 +43,11 @@ final class Transport implements AutoCloseable {
         .overrideAuthority("localhost")
         .directExecutor()
         .build();
+  }
+
+  /** The event loop, for timers that must end with the transport. */
+  ScheduledExecutorService scheduler() {
+    return group;
   }
 
   /** Stops the event loop threads; channels still open fail. Waits a bounded time for the threads to end. */

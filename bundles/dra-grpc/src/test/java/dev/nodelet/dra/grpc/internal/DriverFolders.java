@@ -21,6 +21,10 @@ import java.util.stream.Stream;
  */
 final class DriverFolders implements AutoCloseable {
 
+  /** The health back-off of the kubelet plugins registered here: short, so that tests see it grow and cap. */
+  static final Duration HEALTH_BACKOFF = Duration.ofMillis(100);
+  static final Duration HEALTH_BACKOFF_CAP = Duration.ofMillis(400);
+
   final Path registry;
   final Path plugins;
   final Transport transport = new Transport(1);
@@ -48,8 +52,8 @@ final class DriverFolders implements AutoCloseable {
 
   /** Starts a watcher of the registration folder, polling every 20 ms, that hands registered drivers to {@code to}. */
   RegistrationWatcher startWatcher(Duration handshakeTimeout, RegistrationWatcher.Publisher to) {
-    return start(new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout),
-        to));
+    return start(new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout,
+        KubeletPlugin.CALL_TIMEOUT, HEALTH_BACKOFF, HEALTH_BACKOFF_CAP), to));
   }
 
   /** The command-line arguments of an example driver naming both folders and the driver, then {@code more}. */

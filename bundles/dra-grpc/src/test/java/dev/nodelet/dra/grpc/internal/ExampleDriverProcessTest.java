@@ -1,11 +1,16 @@
 package dev.nodelet.dra.grpc.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.PrepareResult;
+import dev.nodelet.dra.PreparedDevice;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.claims.ClaimInfo;
@@ -211,6 +216,63 @@ class ExampleDriverProcessTest {
           .filter(l -> l.startsWith("prepared") || l.startsWith("unprepared")).toList();
       assertThat(calls).first().isEqualTo("prepared default/gpu-claim");
       assertThat(calls.subList(1, calls.size())).isNotEmpty().containsOnly("unprepared default/gpu-claim");
+    }
+  }
+
+  @Test
+  void theKubeletDriverSpeaksDraV1AndHealthV1WithShareIdsMessagesAndItsHealthTimeout(@TempDir Path temp)
+      throws Exception {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient();
+        DriverFolders folders = new DriverFolders(temp)) {
+      folders.startWatcher();
+      Process driver = drivers.start(ProcessBuilder.Redirect.INHERIT,
+          "dev.nodelet.examples.kubeletdriver.KubeletDriver", folders.args(KUBELET_DRIVER, "--devices", "2",
+              "--server", server.url(), "--node", NODE, "--health-timeout", "7"));
+      Path socket = folders.registry.resolve(KUBELET_DRIVER + "-reg.sock");
+      await().atMost(Duration.ofSeconds(30)).until(() -> folders.published.containsKey(socket));
+      KubeletPlugin plugin = (KubeletPlugin) folders.published.get(socket);
+      assertThat(plugin.protocol()).isEqualTo(KubeletPlugin.V1);
+      assertThat(plugin.healthProtocol()).isEqualTo(KubeletPlugin.HEALTH_V1);
+
+      List<List<DeviceHealth>> reports = new CopyOnWriteArrayList<>();
+      folders.closeLater(plugin.watchHealth(new HealthListener() {
+        @Override
+        public void onHealth(List<DeviceHealth> devices) {
+          reports.add(devices);
+        }
+
+        @Override
+        public void onError(Throwable cause, boolean retryable) {
+          reports.add(List.of());
+        }
+      }));
+      await().until(() -> !reports.isEmpty());
+      assertThat(reports.get(0)).extracting(DeviceHealth::deviceName, DeviceHealth::health, DeviceHealth::timeout,
+          DeviceHealth::message).containsExactlyInAnyOrder(
+              tuple("dev-0", DeviceHealth.Health.HEALTHY, Duration.ofSeconds(7), ""),
+              tuple("dev-1", DeviceHealth.Health.HEALTHY, Duration.ofSeconds(7), ""));
+      ExampleProcesses.send(driver, "unhealthy dev-0 ECC errors");
+      await().until(() -> reports.size() == 2);
+      assertThat(reports.get(1)).filteredOn(d -> d.deviceName().equals("dev-0"))
+          .extracting(DeviceHealth::health, DeviceHealth::message)
+          .containsExactly(tuple(DeviceHealth.Health.UNHEALTHY, "ECC errors"));
+
+      // a share of a device with consumable capacity comes back as the device's share ID
+      ResourceClaim claim = client.resources(ResourceClaim.class).inNamespace("default").resource(
+          new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName("shared").endMetadata()
+              .withNewSpec().withNewDevices().addNewRequest().withName("gpu").withNewExactly()
+              .withDeviceClassName("gpu.example.com").endExactly().endRequest().endDevices().endSpec().build())
+          .create();
+      String shareId = "3f5b6c1e-8d2a-4e7b-9c10-2a4d6e8f0b12";
+      claim.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
+          .withDriver(KUBELET_DRIVER).withPool(NODE).withDevice("dev-1").withRequest("gpu").withShareID(shareId)
+          .endResult().endDevices().endAllocation().build());
+      client.resources(ResourceClaim.class).inNamespace("default").resource(claim).updateStatus();
+      PrepareResult result = plugin.prepare(List.of(new ClaimRef("default", "shared",
+          claim.getMetadata().getUid()))).get(claim.getMetadata().getUid());
+      assertThat(result.devices()).containsExactly(new PreparedDevice(List.of("gpu"), NODE, "dev-1",
+          List.of("k8s." + KUBELET_DRIVER + "/device=dev-1"), shareId));
     }
   }
 

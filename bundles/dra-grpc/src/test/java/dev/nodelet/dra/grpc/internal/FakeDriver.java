@@ -5,9 +5,11 @@ import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationGrpc;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatusResponse;
+import io.grpc.Attributes;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerTransportFilter;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -25,6 +27,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A driver served in the test JVM on real unix sockets: a registration socket in the registration folder answering
@@ -36,6 +39,8 @@ final class FakeDriver implements AutoCloseable {
   final Path registrationSocket;
   final Path endpoint;
   final List<RegistrationStatus> statuses = new CopyOnWriteArrayList<>();
+  /** The connections the endpoint accepted. */
+  final AtomicInteger endpointConnections = new AtomicInteger();
   private final EventLoopGroup group = new EpollEventLoopGroup(1);
   private final Server registrationServer;
   private final Server endpointServer;
@@ -44,8 +49,9 @@ final class FakeDriver implements AutoCloseable {
       ServerServiceDefinition... endpointServices) {
     this.registrationSocket = registrationSocket;
     this.endpoint = endpoint;
-    endpointServer = serve(endpoint, endpointMode, endpointServices);
-    registrationServer = serve(registrationSocket, registrationMode, new Registration(info).bindService());
+    endpointServer = serve(endpoint, endpointMode, endpointConnections, endpointServices);
+    registrationServer = serve(registrationSocket, registrationMode, new AtomicInteger(),
+        new Registration(info).bindService());
   }
 
   /** A driver named {@code name} with the endpoint {@code <plugins>/<name>.sock} and the usual modes. */
@@ -61,7 +67,7 @@ final class FakeDriver implements AutoCloseable {
         .addSupportedVersions("nodelet.dra.v1").build();
   }
 
-  private Server serve(Path socket, String mode, ServerServiceDefinition... services) {
+  private Server serve(Path socket, String mode, AtomicInteger connections, ServerServiceDefinition... services) {
     try {
       Path hidden = socket.resolveSibling("." + socket.getFileName());
       NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(hidden.toString()))
@@ -69,7 +75,14 @@ final class FakeDriver implements AutoCloseable {
           .withChildOption(ChannelOption.SO_KEEPALIVE, null)
           .bossEventLoopGroup(group)
           .workerEventLoopGroup(group)
-          .directExecutor();
+          .directExecutor()
+          .addTransportFilter(new ServerTransportFilter() {
+            @Override
+            public Attributes transportReady(Attributes attributes) {
+              connections.incrementAndGet();
+              return attributes;
+            }
+          });
       for (ServerServiceDefinition service : services) {
         builder.addService(service);
       }

@@ -26,13 +26,17 @@ import dev.nodelet.dra.grpc.kubelet.health.v1.NodeWatchResourcesResponse;
 import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -173,36 +177,175 @@ class KubeletPluginTest {
         .hasMessageContaining("UNAVAILABLE");
   }
 
+  /** A v1 health service: answers the first {@code unimplemented} calls "Unimplemented", records every call. */
+  static final class Health extends DRAResourceHealthGrpc.DRAResourceHealthImplBase {
+    final List<Long> calls = new CopyOnWriteArrayList<>();
+    private final int unimplemented;
+    private final String message;
+
+    Health(int unimplemented, String message) {
+      this.unimplemented = unimplemented;
+      this.message = message;
+    }
+
+    static NodeWatchResourcesResponse report(HealthStatus status, String message) {
+      return NodeWatchResourcesResponse.newBuilder().addDevices(
+          dev.nodelet.dra.grpc.kubelet.health.v1.DeviceHealth.newBuilder()
+              .setDevice(DeviceIdentifier.newBuilder().setPoolName("node-a").setDeviceName("gpu-0"))
+              .setHealth(status).setLastUpdatedTime(1_700_000_000L)
+              .setHealthCheckTimeoutSeconds(5).setMessage(message)).build();
+    }
+
+    @Override
+    public void nodeWatchResources(NodeWatchResourcesRequest request,
+        StreamObserver<NodeWatchResourcesResponse> response) {
+      calls.add(System.nanoTime());
+      if (calls.size() <= unimplemented) {
+        response.onError(Status.UNIMPLEMENTED.withDescription("not yet").asRuntimeException());
+      } else {
+        response.onNext(report(HealthStatus.UNHEALTHY, message)); // the stream stays open
+      }
+    }
+  }
+
   @Test
-  void healthReportsArriveAndUnimplementedEndsTheStreamForGood() {
+  void v1HealthReportsArriveWithMessageAndTimeoutOnTheConnectionOfTheDraCalls() {
+    Health health = new Health(0, "ECC errors");
+    FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
+        new Plugin().bindService(), health.bindService());
+    RegisteredDriver registered = registered(driver);
+    assertThat(registered.prepare(List.of(CLAIM))).containsKey("uid-1");
+    Recorder recorder = new Recorder();
+    folders.closeLater(registered.watchHealth(recorder));
+    await().until(() -> !recorder.reports.isEmpty());
+    assertThat(recorder.reports.get(0)).containsExactly(new DeviceHealth("node-a", "gpu-0",
+        DeviceHealth.Health.UNHEALTHY, Instant.ofEpochSecond(1_700_000_000L), Duration.ofSeconds(5), "ECC errors"));
+    assertThat(registered.unprepare(List.of(CLAIM))).isEmpty();
+
+    // prepare, the health stream and unprepare share one connection to the endpoint (kubernetes#134125)
+    assertThat(driver.endpointConnections).hasValue(1);
+  }
+
+  @Test
+  void v1HealthIsPreferredAndV1alpha1IsWatchedWhenItIsTheOnlyOneAdvertised() {
+    var alpha = new dev.nodelet.dra.grpc.kubelet.health.v1alpha1.DRAResourceHealthGrpc.DRAResourceHealthImplBase() {
+      @Override
+      public void nodeWatchResources(dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesRequest request,
+          StreamObserver<dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesResponse> response) {
+        response.onNext(dev.nodelet.dra.grpc.kubelet.health.v1alpha1.NodeWatchResourcesResponse.newBuilder()
+            .addDevices(dev.nodelet.dra.grpc.kubelet.health.v1alpha1.DeviceHealth.newBuilder()
+                .setDevice(dev.nodelet.dra.grpc.kubelet.health.v1alpha1.DeviceIdentifier.newBuilder()
+                    .setPoolName("node-a").setDeviceName("gpu-0"))
+                .setHealth(dev.nodelet.dra.grpc.kubelet.health.v1alpha1.HealthStatus.HEALTHY)
+                .setLastUpdatedTime(1_700_000_000L).setMessage("v1alpha1")).build());
+      }
+    };
+    FakeDriver both = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1alpha1.DRAResourceHealth",
+        "v1.DRAResourceHealth"), new Plugin().bindService(), alpha.bindService(), new Health(0, "v1").bindService());
+    Recorder fromBoth = new Recorder();
+    folders.closeLater(registered(both).watchHealth(fromBoth));
+    await().until(() -> !fromBoth.reports.isEmpty());
+    assertThat(fromBoth.reports.get(0).get(0).message()).isEqualTo("v1");
+
+    FakeDriver onlyAlpha = serve("nic.example.com", List.of("v1.DRAPlugin", "v1alpha1.DRAResourceHealth"),
+        new Plugin().bindService(), alpha.bindService(), new Health(0, "v1").bindService());
+    Recorder fromAlpha = new Recorder();
+    folders.closeLater(registered(onlyAlpha).watchHealth(fromAlpha));
+    await().until(() -> !fromAlpha.reports.isEmpty());
+    // no timeout in the report: the kubelet's 30 s
+    assertThat(fromAlpha.reports.get(0)).containsExactly(new DeviceHealth("node-a", "gpu-0",
+        DeviceHealth.Health.HEALTHY, Instant.ofEpochSecond(1_700_000_000L), Duration.ofSeconds(30), "v1alpha1"));
+  }
+
+  @Test
+  void aPluginThatAdvertisesNoHealthIsNeverAskedForIt() {
+    Health health = new Health(0, "not advertised");
+    FakeDriver driver = serve("nic.example.com", List.of("v1.DRAPlugin"), new Plugin().bindService(),
+        health.bindService());
+    RegisteredDriver registered = registered(driver);
+
+    assertThat(registered.watchHealth(new Recorder())).isNull();
+    // a call would have arrived by the time prepare answers on the same connection
+    assertThat(registered.prepare(List.of(CLAIM))).containsKey("uid-1");
+    assertThat(health.calls).isEmpty();
+  }
+
+  @Test
+  void unimplementedHealthIsAskedAgainAfterADoublingCappedDelayUntilTheDriverReports() {
+    Health health = new Health(4, "ECC errors");
+    FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
+        new Plugin().bindService(), health.bindService());
+    Recorder recorder = new Recorder();
+    folders.closeLater(registered(driver).watchHealth(recorder));
+
+    await().until(() -> !recorder.reports.isEmpty());
+    assertThat(health.calls).hasSize(5);
+    assertThat(recorder.errors).isEmpty(); // the watch never ended
+    long[] gaps = new long[4];
+    for (int i = 0; i < 4; i++) {
+      gaps[i] = TimeUnit.NANOSECONDS.toMillis(health.calls.get(i + 1) - health.calls.get(i));
+    }
+    // 100 ms doubling, capped at 400 ms (DriverFolders); a timer never fires early
+    assertThat(gaps[0]).isGreaterThanOrEqualTo(100);
+    assertThat(gaps[1]).isGreaterThanOrEqualTo(200);
+    assertThat(gaps[2]).isGreaterThanOrEqualTo(400);
+    assertThat(gaps[3]).isGreaterThanOrEqualTo(400);
+    assertThat(recorder.reports.get(0).get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
+  }
+
+  @Test
+  void aNewWatchDuringTheBackoffDoesNotReachTheDriverBeforeTheDelayIsOver() {
+    Health health = new Health(1, "ECC errors");
+    FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
+        new Plugin().bindService(), health.bindService());
+    RegisteredDriver registered = registered(driver);
+    Subscription first = registered.watchHealth(new Recorder());
+    await().until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0); // "Unimplemented" has arrived
+    // a consumer that gives up and watches again at once, as a retry loop would
+    first.close();
+    Recorder again = new Recorder();
+    folders.closeLater(registered.watchHealth(again));
+
+    await().until(() -> !again.reports.isEmpty());
+    assertThat(health.calls).hasSize(2);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(health.calls.get(1) - health.calls.get(0))).isGreaterThanOrEqualTo(100);
+  }
+
+  @Test
+  void devicesTurnUnknownWhenTheDriverStopsServingHealthAndComeBackWhenItServesAgain() {
+    AtomicInteger calls = new AtomicInteger();
     var health = new DRAResourceHealthGrpc.DRAResourceHealthImplBase() {
       @Override
       public void nodeWatchResources(NodeWatchResourcesRequest request,
           StreamObserver<NodeWatchResourcesResponse> response) {
-        response.onNext(NodeWatchResourcesResponse.newBuilder().addDevices(
-            dev.nodelet.dra.grpc.kubelet.health.v1.DeviceHealth.newBuilder()
-                .setDevice(DeviceIdentifier.newBuilder().setPoolName("node-a").setDeviceName("gpu-0"))
-                .setHealth(HealthStatus.UNHEALTHY).setLastUpdatedTime(1_700_000_000L)
-                .setHealthCheckTimeoutSeconds(5).setMessage("ECC errors")).build());
+        response.onNext(Health.report(HealthStatus.UNHEALTHY, "ECC errors"));
+        if (calls.incrementAndGet() == 1) {
+          response.onError(Status.UNIMPLEMENTED.asRuntimeException()); // a driver restarted without health
+        }
       }
     };
-    FakeDriver withHealth = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
+    FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
         new Plugin().bindService(), health.bindService());
     Recorder recorder = new Recorder();
-    Subscription subscription = registered(withHealth).watchHealth(recorder);
-    folders.closeLater(subscription);
-    await().until(() -> !recorder.reports.isEmpty());
-    DeviceHealth report = recorder.reports.get(0).get(0);
-    assertThat(report.poolName()).isEqualTo("node-a");
-    assertThat(report.health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
-    assertThat(report.timeout()).isEqualTo(Duration.ofSeconds(5));
-    assertThat(report.message()).isEqualTo("ECC errors");
+    folders.closeLater(registered(driver).watchHealth(recorder));
 
-    FakeDriver without = serve("nic.example.com", List.of("v1.DRAPlugin"), new Plugin().bindService());
-    Recorder none = new Recorder();
-    folders.closeLater(registered(without).watchHealth(none));
-    await().until(() -> !none.errors.isEmpty());
-    assertThat(none.errors).containsExactly(false);
+    await().until(() -> recorder.reports.size() == 3);
+    assertThat(recorder.reports).extracting(r -> r.get(0).health()).containsExactly(DeviceHealth.Health.UNHEALTHY,
+        DeviceHealth.Health.UNKNOWN, DeviceHealth.Health.UNHEALTHY);
+    assertThat(recorder.errors).isEmpty();
+  }
+
+  @Test
+  void aBrokenHealthStreamEndsTheWatchOnceAsRetryable() throws Exception {
+    FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
+        new Plugin().bindService(), new Health(0, "ok").bindService());
+    Recorder recorder = new Recorder();
+    folders.closeLater(registered(driver).watchHealth(recorder));
+    await().until(() -> !recorder.reports.isEmpty());
+
+    driver.killEndpoint();
+    await().until(() -> !recorder.errors.isEmpty());
+    assertThat(recorder.errors).containsExactly(true);
   }
 
   private static final class Recorder implements HealthListener {
