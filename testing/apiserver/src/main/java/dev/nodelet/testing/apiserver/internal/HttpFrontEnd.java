@@ -123,6 +123,8 @@ public final class HttpFrontEnd {
       }
       if (isPlainHttpWatch(request)) {
         streamWatch(request);
+      } else if (FollowedLogs.isFollow(request)) {
+        FollowedLogs.stream(request, dispatcher);
       } else {
         mock.handle(request);
       }
