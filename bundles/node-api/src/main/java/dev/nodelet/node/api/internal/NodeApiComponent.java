@@ -75,6 +75,10 @@ public final class NodeApiComponent {
       logs.close();
       throw e;
     }
+    if (clientCas.isEmpty() && tokens.isEmpty()) {
+      LOG.warn("The node's API of {} accepts no caller: set client.ca.file (the API server's client CA) or "
+          + "token.file in {} for kubectl logs to reach it", node.nodeName(), PID);
+    }
     LOG.info("The node's API of {} serves https://{}:{}/containerLogs ({} client CA certificates, {} tokens, "
         + "serving certificate {})", node.nodeName(), address.getHostAddress(), server.port(), clientCas.size(),
         tokens.size(), config.tls_cert_file().isBlank() ? "self-signed" : config.tls_cert_file());

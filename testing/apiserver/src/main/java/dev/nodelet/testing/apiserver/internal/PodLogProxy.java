@@ -140,6 +140,7 @@ public final class PodLogProxy {
     }
     try {
       HttpURLConnection connection = open(target.uri());
+      connection.setReadTimeout((int) TIMEOUT.toMillis()); // a whole log, not a follow: a node that hangs is an error
       int code = connection.getResponseCode();
       String body;
       try (InputStream in = code >= 400 ? connection.getErrorStream() : connection.getInputStream()) {
