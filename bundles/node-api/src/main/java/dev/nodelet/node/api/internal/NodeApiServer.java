@@ -33,7 +33,7 @@ import javax.net.ssl.TrustManagerFactory;
  */
 final class NodeApiServer implements AutoCloseable {
 
-  static final String THREAD_PREFIX = "nodelet-node-api-";
+  static final String THREAD_PREFIX = "nodelet-nodeapi-";
   private static final int THREADS = 16;
   /** How often a follower without new lines checks that it should go on. */
   private static final long FOLLOW_WAKE_MILLIS = 1000;
