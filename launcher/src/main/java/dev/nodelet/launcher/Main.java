@@ -1,6 +1,7 @@
 package dev.nodelet.launcher;
 
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -189,7 +190,18 @@ public final class Main {
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
       // node mode: this Nodelet registers its Node and renews its Lease (always on the demo cluster)
-      configuration.put("dev.nodelet.node", Map.of("enabled", options.nodeMode() || server != null));
+      if (server != null) {
+        // the demo's node API on a free port, which the Node reports; the embedded API server's kubelet client
+        // certificate is its client CA, so that kubectl logs goes through
+        int kubeletPort = freePort();
+        Path clientCa = Files.writeString(options.workDir().resolve("apiserver-kubelet-client-ca.pem"),
+            server.kubeletClientCaPem());
+        configuration.put("dev.nodelet.node", Map.of("enabled", true, "kubelet.port", kubeletPort));
+        configuration.put("dev.nodelet.node.api", Map.of("port", kubeletPort,
+            "client.ca.file", clientCa.toAbsolutePath().toString()));
+      } else {
+        configuration.put("dev.nodelet.node", Map.of("enabled", options.nodeMode()));
+      }
       if (stopRequested.getCount() == 0) {
         return stopped(out);
       }
@@ -310,6 +322,13 @@ public final class Main {
         return PersistenceSetting.on(framework.context());
       }
     };
+  }
+
+  /** A port free now, for the demo's node API (the Node must name the port before the API listens on it). */
+  private static int freePort() throws IOException {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
   }
 
   /** The message, and the root cause when it says more (fabric8's "An error has occurred." names nothing). */

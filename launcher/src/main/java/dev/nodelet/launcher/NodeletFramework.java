@@ -83,6 +83,8 @@ final class NodeletFramework {
     // external DRA drivers) loads sun.nio.ch and jdk.jfr classes from its JNI code, which fails with "unsupported
     // JNI version" when the bundle class loader cannot delegate them to the boot class path
     config.put(Constants.FRAMEWORK_BOOTDELEGATION, "sun.nio.ch,jdk.jfr,jdk.jfr.*");
+    // the OSGi log service keeps records from INFO on (its default is WARN): the node's API serves them as pod logs
+    config.put("org.osgi.service.log.admin.loglevel", "INFO");
     config.put("gosh.args", shell ? "" : "--nointeractive");
     config.put("gosh.home", storage.toAbsolutePath().toString());
     this.framework = new Felix(config);

@@ -3,6 +3,7 @@ package dev.nodelet.testing.apiserver;
 import dev.nodelet.testing.apiserver.internal.ApiServerDispatcher;
 import dev.nodelet.testing.apiserver.internal.Authorizer;
 import dev.nodelet.testing.apiserver.internal.HttpFrontEnd;
+import dev.nodelet.testing.apiserver.internal.PodLogProxy;
 import dev.nodelet.testing.apiserver.internal.ServingCertificates;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.Config;
@@ -137,6 +138,14 @@ public final class EmbeddedApiServer implements AutoCloseable {
       throw new IllegalStateException("this embedded API server serves plain HTTP and has no CA; build it with tls()");
     }
     return certificates.caPem();
+  }
+
+  /**
+   * The certificate this server presents to a node's API when it reads a pod's log, its kubelet client certificate
+   * (self-signed, so its own CA): what a node trusts as its client CA, as a kubelet's {@code --client-ca-file}.
+   */
+  public String kubeletClientCaPem() {
+    return PodLogProxy.clientCaPem();
   }
 
   /**

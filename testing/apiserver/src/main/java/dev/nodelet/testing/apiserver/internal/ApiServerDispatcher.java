@@ -77,6 +77,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
   private final KubernetesAttributesExtractor extractor = new KubernetesAttributesExtractor();
   private final Faults faults = new Faults();
   private final Authorizer authorizer;
+  private final PodLogProxy podLogs = new PodLogProxy(this::handleGet);
   private final List<RecordedWrite> writes = new CopyOnWriteArrayList<>();
   private final Map<String, java.util.concurrent.atomic.LongAdder> requests = new ConcurrentHashMap<>();
   private volatile ScheduledExecutorService timer;
@@ -181,6 +182,9 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
         .increment();
     // as in the API server, authentication and authorization come before anything else
     MockResponse response = authorizer.check(request);
+    if (response == null && PodLogProxy.handles(access)) {
+      return podLogs.answer(request, access); // pods/log goes on to the pod's node, as in kube-apiserver
+    }
     Resource resource = Resources.find(access.apiVersion(), access.resource())
         .filter(r -> access.subresource().isEmpty() || r.subresources().contains(access.subresource()))
         .orElse(null);

@@ -130,6 +130,8 @@ public final class HttpFrontEnd {
       }
       if (isPlainHttpWatch(request)) {
         streamWatch(request);
+      } else if (FollowedLogs.isFollow(request)) {
+        FollowedLogs.stream(request, dispatcher);
       } else {
         mock.handle(request);
       }
