@@ -7,6 +7,7 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.internal.WatchBudget;
+import dev.nodelet.store.watch.internal.WatchSettings;
 import dev.nodelet.store.watch.internal.WatchStrategyOptions;
 import dev.nodelet.store.watch.internal.WatchStrategyRuntime;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -49,7 +50,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    *
    * @since 1.3
    */
-  public static final String TTL_ANNOTATION = "node.alpha.kubernetes.io/ttl";
+  public static final String TTL_ANNOTATION = WatchSettings.TTL_ANNOTATION;
 
   /**
    * The largest watch budget, {@value}.

@@ -7,7 +7,6 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.DiskStore;
 import dev.nodelet.persistence.Persistence;
-import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
@@ -24,7 +23,7 @@ import java.util.function.Supplier;
 
 /**
  * A running {@code watch} strategy: its timer, the engine it may have built, the budget its stores share, and the
- * stores it created and has not seen close. The exported {@link WatchStoreStrategy} and the strategy component both
+ * stores it created and has not seen close. The exported {@code WatchStoreStrategy} and the strategy component both
  * run on one; the component also retires it ({@link #closeWhenUnused()}) when a new configuration replaces it.
  */
 public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable {
@@ -83,7 +82,7 @@ public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable 
       return () -> defaultTtl;
     }
     Function<String, Optional<String>> annotation = annotations.get();
-    return () -> annotation.apply(WatchStoreStrategy.TTL_ANNOTATION).flatMap(WatchStrategyRuntime::seconds)
+    return () -> annotation.apply(WatchSettings.TTL_ANNOTATION).flatMap(WatchStrategyRuntime::seconds)
         .orElse(defaultTtl);
   }
 
@@ -97,7 +96,10 @@ public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable 
     }
   }
 
-  /** Changes the watch budget of the stores open and to come; see {@link WatchStoreStrategy#maxWatches(int)}. */
+  /**
+   * Changes the watch budget of the stores open and to come: a lower one demotes the least recently used watches
+   * beyond it, a higher one or none moves polled objects back to watches.
+   */
   public void maxWatches(int maxWatches) {
     budget.resize(maxWatches).forEach(Runnable::run);
     fillBudgets();
@@ -160,8 +162,8 @@ public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable 
 
   /**
    * Looks for idle watches in every open store and stops them, takes the clock's time for the access times that
-   * follow, and opens the watches of polled objects whose slot was waiting for a closed watch's grace to pass; see
-   * {@link WatchStoreStrategy#tick()}.
+   * follow, and opens the watches of polled objects whose slot was waiting for a closed watch's grace to pass: what
+   * the timer does, unless the options ask for manual ticks.
    */
   public void tick() {
     openStores.forEach(WatchObjectStore::sweep);
