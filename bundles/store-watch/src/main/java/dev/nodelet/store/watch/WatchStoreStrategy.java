@@ -5,26 +5,18 @@ import dev.nodelet.kube.watch.Reflectors;
 import dev.nodelet.objectcache.ObjectStore;
 import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
-import dev.nodelet.persistence.DiskStore;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.store.watch.internal.WatchBudget;
-import dev.nodelet.store.watch.internal.WatchMetrics;
-import dev.nodelet.store.watch.internal.WatchObjectStore;
 import dev.nodelet.store.watch.internal.WatchSettings;
+import dev.nodelet.store.watch.internal.WatchStrategyOptions;
+import dev.nodelet.store.watch.internal.WatchStrategyRuntime;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The {@code watch} strategy: each referenced object has its own list+watch (field selector
@@ -58,7 +50,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    *
    * @since 1.3
    */
-  public static final String TTL_ANNOTATION = "node.alpha.kubernetes.io/ttl";
+  public static final String TTL_ANNOTATION = WatchSettings.TTL_ANNOTATION;
 
   /**
    * The largest watch budget, {@value}.
@@ -67,72 +59,10 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    */
   public static final int MAX_WATCHES = WatchBudget.MAX;
 
-  /** The longest time-to-live of polled objects: a year, as for the {@code ttl} strategy. */
-  private static final Duration MAX_TTL = Duration.ofDays(365);
+  private final WatchStrategyRuntime runtime;
 
-  private final WatchBudget budget;
-  /** The retry delays of the engine the strategy builds: 250 ms doubling to 2 s, with jitter. */
-  private static final Duration RETRY_INITIAL = Duration.ofMillis(250);
-  private static final Duration RETRY_MAX = Duration.ofSeconds(2);
-
-  private final KubernetesClient client;
-  private final Reflectors reflectors;
-  /** The engine the strategy built, closed with it; null when the reflectors were given. */
-  private final ReflectorEngine ownEngine;
-  private final Clock clock;
-  private final WatchSettings settings;
-  private final WatchMetrics metrics;
-  private final ScheduledThreadPoolExecutor timer;
-  private final Persistence persistence;
-  private final Duration restoredGrace;
-  private final Set<WatchObjectStore<?>> openStores = ConcurrentHashMap.newKeySet();
-  private volatile boolean retiring;
-  /** With manual ticks: when, by the clock, the slots of watches that a resize or a closed store ended are free. */
-  private volatile long refillAt = -1;
-  private final AtomicBoolean closed = new AtomicBoolean();
-
-  private WatchStoreStrategy(Builder builder) {
-    this.client = builder.client;
-    if (builder.reflectors != null) {
-      this.ownEngine = null;
-      this.reflectors = builder.reflectors;
-    } else {
-      // retries sooner than the service's default, so that a restarted server is seen quickly
-      this.ownEngine = ReflectorEngine.builder(builder.client).backoff(RETRY_INITIAL, RETRY_MAX).build();
-      this.reflectors = ownEngine;
-    }
-    this.clock = builder.clock;
-    this.budget = new WatchBudget(builder.maxWatches, builder.clock::millis);
-    this.settings = new WatchSettings(builder.maxIdleTime(), builder.syncWait, builder.sweepInterval, budget,
-        polledTtl(builder.polledTtl, builder.nodeAnnotations));
-    this.metrics = builder.metrics.instruments();
-    this.persistence = builder.persistence;
-    this.restoredGrace = builder.restoredGrace;
-    this.timer = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread thread = new Thread(r, "nodelet-store-watch-sweep");
-      thread.setDaemon(true);
-      return thread;
-    });
-    this.timer.setRemoveOnCancelPolicy(true);
-  }
-
-  /** The node's annotation in whole seconds when it parses (negative means 0), else the default; a year at most. */
-  private static Supplier<Duration> polledTtl(Duration defaultTtl,
-      Optional<Function<String, Optional<String>>> annotations) {
-    if (annotations.isEmpty()) {
-      return () -> defaultTtl;
-    }
-    Function<String, Optional<String>> annotation = annotations.get();
-    return () -> annotation.apply(TTL_ANNOTATION).flatMap(WatchStoreStrategy::seconds).orElse(defaultTtl);
-  }
-
-  private static Optional<Duration> seconds(String value) {
-    try {
-      long seconds = Long.parseLong(value.trim());
-      return Optional.of(seconds <= 0 ? Duration.ZERO : Duration.ofSeconds(Math.min(seconds, MAX_TTL.getSeconds())));
-    } catch (NumberFormatException e) {
-      return Optional.empty();
-    }
+  private WatchStoreStrategy(WatchStrategyRuntime runtime) {
+    this.runtime = runtime;
   }
 
   /**
@@ -145,26 +75,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    * @since 1.3
    */
   public void maxWatches(int maxWatches) {
-    budget.resize(maxWatches).forEach(Runnable::run);
-    fillBudgets();
-  }
-
-  /**
-   * Moves polled objects to the free slots now, and again once the slots of watches just closed are free too: on the
-   * timer, or with manual ticks at the first {@link #tick()} after the grace by the clock.
-   */
-  private void fillBudgets() {
-    openStores.forEach(WatchObjectStore::fillBudget);
-    if (settings.sweepInterval().isZero()) {
-      refillAt = clock.millis() + WatchBudget.CLOSE_GRACE_MILLIS;
-      return;
-    }
-    try {
-      timer.schedule(() -> openStores.forEach(WatchObjectStore::fillBudget), WatchBudget.CLOSE_GRACE_MILLIS,
-          TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      // the strategy is closed
-    }
+    runtime.maxWatches(maxWatches);
   }
 
   /**
@@ -172,7 +83,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    * @since 1.3
    */
   public int maxWatches() {
-    return budget.max();
+    return runtime.maxWatches();
   }
 
   /**
@@ -189,38 +100,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
   @Override
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
-    if (timer.isShutdown()) {
-      throw new IllegalStateException("the watch strategy is closed");
-    }
-    DiskStore<T> disk = persistence == null ? DiskStore.none() : persistence.store(type);
-    WatchObjectStore<T> store = new WatchObjectStore<>(client, reflectors, type, clock, settings, timer,
-        listener, disk, restoredGrace, metrics);
-    openStores.add(store);
-    store.onClose(() -> {
-      openStores.remove(store);
-      // the slots it held go to the polled objects of the stores that replace it
-      fillBudgets();
-      if (retiring && openStores.isEmpty()) {
-        close();
-      }
-    });
-    return store;
-  }
-
-  /**
-   * @return the number of stores this strategy created that are not closed yet
-   * @since 1.1
-   */
-  public int openStores() {
-    return openStores.size();
-  }
-
-  /**
-   * @return true once {@link #close()} ran, directly or through {@link #closeWhenUnused()}
-   * @since 1.1
-   */
-  public boolean isClosed() {
-    return closed.get();
+    return runtime.createStore(type, listener);
   }
 
   /**
@@ -232,57 +112,26 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
    * @since 1.1
    */
   public void tick() {
-    openStores.forEach(WatchObjectStore::sweep);
-    long at = refillAt;
-    if (at >= 0 && clock.millis() - at >= 0) {
-      refillAt = -1;
-      openStores.forEach(WatchObjectStore::fillBudget);
-    }
+    runtime.tick();
   }
 
-  /**
-   * Closes the strategy once its last open store closes (at once if none is open), so that the stores in use keep
-   * working until their owner has moved to another strategy. Idempotent.
-   *
-   * @since 1.1
-   */
-  public void closeWhenUnused() {
-    retiring = true;
-    if (openStores.isEmpty()) {
-      close();
-    }
+  /** For tests of this package: the stores this strategy created that are not closed yet. */
+  int openStores() {
+    return runtime.openStores();
   }
 
   /** Closes every store this strategy created and still open, its timer and the engine it built. Idempotent. */
   @Override
   public void close() {
-    if (!closed.compareAndSet(false, true)) {
-      return;
-    }
-    timer.shutdownNow();
-    openStores.forEach(ObjectStore::close);
-    if (ownEngine != null) {
-      ownEngine.close();
-    }
+    runtime.close();
   }
 
   /** Options of a {@link WatchStoreStrategy}. */
   public static final class Builder {
-    private final KubernetesClient client;
-    private Clock clock = Clock.systemUTC();
-    private Duration resyncInterval = Duration.ofMinutes(1);
-    private Duration syncWait = Duration.ofSeconds(1);
-    private Duration sweepInterval = Duration.ofMinutes(1);
-    private WatchStoreMetrics metrics = new WatchStoreMetrics();
-    private Persistence persistence;
-    private Duration restoredGrace = Duration.ofMinutes(1);
-    private int maxWatches;
-    private Duration polledTtl = WatchSettings.DEFAULT_POLLED_TTL;
-    private Optional<Function<String, Optional<String>>> nodeAnnotations = Optional.empty();
-    private Reflectors reflectors;
+    private final WatchStrategyOptions options;
 
     private Builder(KubernetesClient client) {
-      this.client = Objects.requireNonNull(client, "client");
+      this.options = new WatchStrategyOptions(client);
     }
 
     /**
@@ -294,7 +143,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.3
      */
     public Builder reflectors(Reflectors reflectors) {
-      this.reflectors = Objects.requireNonNull(reflectors, "reflectors");
+      options.reflectors(reflectors);
       return this;
     }
 
@@ -304,7 +153,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.2
      */
     public Builder metrics(WatchStoreMetrics metrics) {
-      this.metrics = Objects.requireNonNull(metrics, "metrics");
+      options.metrics(Objects.requireNonNull(metrics, "metrics").instruments());
       return this;
     }
 
@@ -313,7 +162,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @return this builder
      */
     public Builder clock(Clock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
+      options.clock(clock);
       return this;
     }
 
@@ -325,7 +174,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @return this builder
      */
     public Builder resyncInterval(Duration resyncInterval) {
-      this.resyncInterval = positive("resyncInterval", resyncInterval);
+      options.resyncInterval(resyncInterval);
       return this;
     }
 
@@ -337,7 +186,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @return this builder
      */
     public Builder syncWait(Duration syncWait) {
-      this.syncWait = positive("syncWait", syncWait);
+      options.syncWait(syncWait);
       return this;
     }
 
@@ -348,7 +197,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @return this builder
      */
     public Builder sweepInterval(Duration sweepInterval) {
-      this.sweepInterval = positive("sweepInterval", sweepInterval);
+      options.sweepInterval(sweepInterval);
       return this;
     }
 
@@ -361,7 +210,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.1
      */
     public Builder manualTicks() {
-      this.sweepInterval = Duration.ZERO;
+      options.manualTicks();
       return this;
     }
 
@@ -373,7 +222,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.2
      */
     public Builder persistence(Persistence persistence) {
-      this.persistence = Objects.requireNonNull(persistence, "persistence");
+      options.persistence(persistence);
       return this;
     }
 
@@ -386,7 +235,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.2
      */
     public Builder restoredReferenceGrace(Duration grace) {
-      this.restoredGrace = positive("restoredReferenceGrace", grace);
+      options.restoredReferenceGrace(grace);
       return this;
     }
 
@@ -399,11 +248,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.3
      */
     public Builder maxWatches(int maxWatches) {
-      if (maxWatches < 0 || maxWatches > MAX_WATCHES) {
-        throw new IllegalArgumentException("maxWatches must be between 0 (no budget) and " + MAX_WATCHES + ", was "
-            + maxWatches);
-      }
-      this.maxWatches = maxWatches;
+      options.maxWatches(maxWatches);
       return this;
     }
 
@@ -416,11 +261,7 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.3
      */
     public Builder polledTtl(Duration ttl) {
-      Objects.requireNonNull(ttl, "polledTtl");
-      if (ttl.isNegative() || ttl.compareTo(MAX_TTL) > 0) {
-        throw new IllegalArgumentException("polledTtl must be between 0 and " + MAX_TTL + ", was " + ttl);
-      }
-      this.polledTtl = ttl;
+      options.polledTtl(ttl);
       return this;
     }
 
@@ -434,27 +275,18 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
      * @since 1.3
      */
     public Builder nodeAnnotations(Function<String, Optional<String>> nodeAnnotations) {
-      this.nodeAnnotations = Optional.of(Objects.requireNonNull(nodeAnnotations, "nodeAnnotations"));
+      options.nodeAnnotations(nodeAnnotations);
       return this;
     }
 
     /** @return the maximum idle time this builder yields: five resync intervals, at least one minute */
     public Duration maxIdleTime() {
-      Duration fiveResyncs = resyncInterval.multipliedBy(5);
-      return fiveResyncs.compareTo(Duration.ofMinutes(1)) < 0 ? Duration.ofMinutes(1) : fiveResyncs;
+      return options.maxIdleTime();
     }
 
     /** @return a new strategy with its own sweep timer; close it when done */
     public WatchStoreStrategy build() {
-      return new WatchStoreStrategy(this);
-    }
-
-    private static Duration positive(String option, Duration value) {
-      Objects.requireNonNull(value, option);
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(option + " must be positive, was " + value);
-      }
-      return value;
+      return new WatchStoreStrategy(new WatchStrategyRuntime(options));
     }
   }
 }

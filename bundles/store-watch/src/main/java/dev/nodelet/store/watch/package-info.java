@@ -5,7 +5,7 @@
  * {@code dev.nodelet.store.watch}.
  */
 @Export
-@Version("1.3.0")
+@Version("2.0.0")
 package dev.nodelet.store.watch;
 
 import org.osgi.annotation.bundle.Export;

@@ -89,9 +89,14 @@ public final class WatchMetrics {
     }
   }
 
-  Recorder open(WatchObjectStore<?> store) {
+  /** @return the data points of the stores of one resource */
+  Recorder recorder(String resource) {
+    return new Recorder(resource);
+  }
+
+  /** The store's gauges are read from now on. */
+  void opened(WatchObjectStore<?> store) {
     stores.add(store);
-    return new Recorder(store.resource());
   }
 
   void closed(WatchObjectStore<?> store) {

@@ -15,6 +15,9 @@ import java.util.function.Supplier;
 public record WatchSettings(Duration maxIdleTime, Duration syncWait, Duration sweepInterval, WatchBudget budget,
     Supplier<Duration> polledTtl) {
 
+  /** The node annotation whose whole seconds replace the time-to-live of polled copies, as for the TTL store. */
+  public static final String TTL_ANNOTATION = "node.alpha.kubernetes.io/ttl";
+
   /** The default time-to-live of polled copies, the kubelet's default TTL. */
   public static final Duration DEFAULT_POLLED_TTL = Duration.ofMinutes(1);
 

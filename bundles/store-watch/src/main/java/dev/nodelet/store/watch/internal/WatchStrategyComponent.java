@@ -12,8 +12,6 @@ import dev.nodelet.objectcache.ResourceType;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.persistence.Persistence;
 import dev.nodelet.persistence.PersistenceConfig;
-import dev.nodelet.store.watch.WatchStoreMetrics;
-import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.registry.MultiCollector;
@@ -113,8 +111,8 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   private final String nodeName;
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
-  private final WatchStoreMetrics metrics = new WatchStoreMetrics();
-  private final Running<WatchStoreStrategy> strategy = new Running<>();
+  private final WatchMetrics metrics = new WatchMetrics();
+  private final Running<WatchStrategyRuntime> strategy = new Running<>();
   /** The open persistence directory of {@link #strategy}, if any; changed with it. */
   private final Running<Persistence> persistence = new Running<>();
 
@@ -175,8 +173,8 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   }
 
   /** A strategy with the settings; its persistence directory is the one open if {@code keep}, else opened anew. */
-  private WatchStoreStrategy build(Settings s, boolean keep) {
-    WatchStoreStrategy.Builder builder = WatchStoreStrategy.builder(client).reflectors(reflectors)
+  private WatchStrategyRuntime build(Settings s, boolean keep) {
+    WatchStrategyOptions options = new WatchStrategyOptions(client).reflectors(reflectors)
         .resyncInterval(Duration.ofSeconds(s.resyncIntervalSeconds()))
         .syncWait(Duration.ofMillis(s.syncWaitMillis()))
         .maxWatches(s.maxWatches())
@@ -186,9 +184,9 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
     if (!keep) {
       persistence.replace(s.persistence().map(p -> Persistence.open(p.options(nodeName))).orElse(null));
     }
-    s.persistence().ifPresent(p -> builder.persistence(persistence.get().orElseThrow())
+    s.persistence().ifPresent(p -> options.persistence(persistence.get().orElseThrow())
         .restoredReferenceGrace(p.restoredGrace()));
-    return builder.build();
+    return new WatchStrategyRuntime(options);
   }
 
   /** The configuration in force. */
@@ -197,7 +195,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   }
 
   /** The strategy new stores come from. */
-  WatchStoreStrategy strategy() {
+  WatchStrategyRuntime strategy() {
     return strategy.get().orElse(null);
   }
 
@@ -205,7 +203,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   public <T extends HasMetadata> ObjectStore<T> createStore(ResourceType<T> type,
       ObjectStore.Listener<? super T> listener) {
     while (true) {
-      WatchStoreStrategy current = strategy.get().orElseThrow(() -> new IllegalStateException(strategy.closed()
+      WatchStrategyRuntime current = strategy.get().orElseThrow(() -> new IllegalStateException(strategy.closed()
           ? "the watch strategy is closed" : "the watch store strategy waits for a valid configuration " + PID));
       try {
         return current.createStore(type, listener);

@@ -9,7 +9,6 @@ import dev.nodelet.cache.core.ObjectManagers;
 import dev.nodelet.cache.core.SwitchableObjectManager;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
-import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -73,7 +72,7 @@ class WatchStrategyReconfigurationTest {
     assertThat(ds.waits(Map.of("polled.ttl.seconds", -5)))
         .contains("polled.ttl.seconds: must be between 0 and 31536000 seconds, was -5");
 
-    WatchStoreStrategy first = watch.strategy();
+    WatchStrategyRuntime first = watch.strategy();
     watch.modified(config(Map.of("max.watches", 1)), Map.of());
     for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(Map.of("max.watches", -1),
         Map.of("max.watches", 1_000_001), Map.of("max.watches", "all"))) {
@@ -93,7 +92,7 @@ class WatchStrategyReconfigurationTest {
         .endMetadata().withNewSpec().addNewVolume().withName("v").withNewConfigMap().withName("b").endConfigMap()
         .endVolume().endSpec().build());
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 2);
-    WatchStoreStrategy first = watch.strategy();
+    WatchStrategyRuntime first = watch.strategy();
 
     watch.modified(config(Map.of("max.watches", 1)), Map.of());
     assertThat(watch.strategy()).as("no new strategy: the budget holds across the change").isSameAs(first);
@@ -131,7 +130,7 @@ class WatchStrategyReconfigurationTest {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
     WatchStrategyComponent.Settings good = watch.settings();
-    WatchStoreStrategy first = watch.strategy();
+    WatchStrategyRuntime first = watch.strategy();
 
     for (Map<String, Object> bad : java.util.List.<Map<String, Object>>of(
         Map.of("resync.interval.seconds", -1), Map.of("resync.interval.seconds", 0),
@@ -153,7 +152,7 @@ class WatchStrategyReconfigurationTest {
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "1");
     await().atMost(WAIT).until(() -> api.server().openWatches("configmaps") == 1);
 
-    WatchStoreStrategy old = watch.strategy();
+    WatchStrategyRuntime old = watch.strategy();
     Map<String, Object> next = Map.of("sync.wait.millis", 1, "resync.interval.seconds", 120);
     watch.modified(config(next), Map.of());
     assertThat(watch.settings()).isEqualTo(new WatchStrategyComponent.Settings(120, 1, java.util.Optional.empty()));
