@@ -71,6 +71,11 @@ public abstract class NodeletTestSupport {
     return apiServer;
   }
 
+  /** The embedded API server that {@link #karafOptions()} started; only in the test JVM. */
+  static ApiServerFixture apiServer() {
+    return apiServer;
+  }
+
   @AfterClass
   public static void stopApiServer() {
     if (apiServer != null) {
