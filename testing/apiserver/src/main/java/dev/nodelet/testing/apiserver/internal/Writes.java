@@ -183,7 +183,7 @@ final class Writes {
           .setBody(store.lastStored());
     }
     String deleted = response.getBody() == null ? "{}" : response.getBody().readUtf8();
-    ApiServerDispatcher.deleted(deleted);
+    Observations.deleted(deleted);
     if (resource.plural().equals("pods")) {
       return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
           .setBody(deleted);
