@@ -211,7 +211,7 @@ public final class HttpFrontEnd {
         HttpMethod.GET, request.uri(), Headers.builder().addAll(request.headers()).build(), new Buffer());
     MockResponse response = dispatcher.dispatch(recorded);
     HttpServerResponse out = request.response();
-    WatchSession session = ApiServerDispatcher.sessionOf(response);
+    WatchSession session = Watches.sessionOf(response);
     if (session == null) {
       out.setStatusCode(response.code());
       response.getHeaders().toMultimap().forEach((k, v) -> out.headers().add(k, v));
@@ -248,13 +248,13 @@ public final class HttpFrontEnd {
     });
     out.closeHandler(v -> {
       gone.set(true);
-      dispatcher.close(session);
+      dispatcher.watches().close(session);
     });
     out.writeHead(); // as the API server does: the client learns at once that the watch is established
-    dispatcher.open(session);
+    dispatcher.watches().open(session);
     if (out.closed()) {
       gone.set(true);
-      dispatcher.close(session); // closed before the handler was in place: it will not be called
+      dispatcher.watches().close(session); // closed before the handler was in place: it will not be called
     }
   }
 

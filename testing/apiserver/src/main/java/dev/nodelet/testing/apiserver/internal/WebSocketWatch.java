@@ -8,12 +8,12 @@ import io.fabric8.mockwebserver.http.WebSocketListener;
 final class WebSocketWatch extends WebSocketListener implements WatchSession.Sink {
 
   private final WatchSession session;
-  private final ApiServerDispatcher dispatcher;
+  private final Watches watches;
   private volatile WebSocket webSocket;
 
-  WebSocketWatch(WatchSession session, ApiServerDispatcher dispatcher) {
+  WebSocketWatch(WatchSession session, Watches watches) {
     this.session = session;
-    this.dispatcher = dispatcher;
+    this.watches = watches;
   }
 
   WatchSession session() {
@@ -24,7 +24,7 @@ final class WebSocketWatch extends WebSocketListener implements WatchSession.Sin
   public void onOpen(WebSocket webSocket, Response response) {
     this.webSocket = webSocket;
     session.attach(this);
-    dispatcher.open(session);
+    watches.open(session);
   }
 
   @Override
@@ -34,12 +34,12 @@ final class WebSocketWatch extends WebSocketListener implements WatchSession.Sin
 
   @Override
   public void onClosed(WebSocket webSocket, int code, String reason) {
-    dispatcher.close(session);
+    watches.close(session);
   }
 
   @Override
   public void onFailure(WebSocket webSocket, Throwable error, Response response) {
-    dispatcher.close(session);
+    watches.close(session);
   }
 
   @Override
