@@ -8,6 +8,9 @@ import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.RegisteredPod;
 import dev.nodelet.objectcache.ResourceType;
+import dev.nodelet.pods.ContainerInfo;
+import dev.nodelet.pods.PodInfo;
+import dev.nodelet.shell.views.PodViews;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
@@ -161,6 +164,43 @@ class CommandsTest {
   void driversAndSlicesSayWhenTheControllerIsNotRunning() {
     assertThat(Stream.<Action>of(new DriversCommand(), new SlicesCommand(), new ClaimsCommand())).allSatisfy(c ->
         assertThatThrownBy(c::execute).hasMessageContaining("is not running"));
+  }
+
+  @Test
+  void podsWithBundlesListsThePodsRunAsBundlesFilteredByNamespace() {
+    PodsCommand pods = new PodsCommand();
+    pods.bundles = true;
+    pods.execute();
+    assertThat(printed()).isEqualTo(PodViews.OFF);
+
+    out.reset();
+    pods.podsStatus = () -> List.of(
+        new PodInfo("default", "web", "uid-1", "Running", "", List.of(new ContainerInfo("app",
+            "mvn:org.example/app/1.0.0", ContainerInfo.State.TERMINATED, "Completed", "", Instant.EPOCH,
+            Instant.EPOCH, 0, 2, false, "org.example.app",
+            Optional.of(new ContainerInfo.BundleInfo(42, "org.example.app", "1.0.0", "RESOLVED"))))),
+        new PodInfo("edge", "gw", "uid-2", "Pending", "", List.of()));
+    pods.execute();
+    assertThat(printed()).startsWith("default/web  Running  uid=uid-1\n  app  terminated Completed exit=0 at "
+        + "1970-01-01T00:00:00Z  restarts=2  ready=false  image=mvn:org.example/app/1.0.0"
+        + "  bundle=42 org.example.app 1.0.0 RESOLVED  pid=org.example.app\n").contains("edge/gw  Pending");
+
+    out.reset();
+    pods.namespace = "edge";
+    pods.execute();
+    assertThat(printed()).isEqualTo("edge/gw  Pending  uid=uid-2\n");
+  }
+
+  @Test
+  void podsSaysWhichArgumentsGoTogether() {
+    PodsCommand pods = new PodsCommand();
+    pods.namespace = "edge";
+    assertThatThrownBy(pods::execute).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("nodelet:pods: a namespace goes only with --bundles, was given edge\n" + PodsCommand.USAGE);
+    pods.bundles = true;
+    pods.receipts = true;
+    assertThatThrownBy(pods::execute).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("nodelet:pods: --receipts and --bundles exclude each other\nusage: nodelet:pods");
   }
 
   /** A Secret manager with one pod that references one Secret, which it serves. */

@@ -437,6 +437,11 @@ final class PodRuntime implements AutoCloseable {
     return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
   }
 
+  /** @return the pods as shells show them, copied on the executor ({@link PodsSnapshot}) */
+  java.util.List<dev.nodelet.pods.PodInfo> status() {
+    return PodsSnapshot.read(executor, pods.values(), context);
+  }
+
   /** Stops the work; the pods' bundles keep running for the next start to adopt. */
   @Override
   public void close() {

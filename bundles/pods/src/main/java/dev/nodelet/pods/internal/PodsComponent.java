@@ -9,6 +9,8 @@ import dev.nodelet.objectcache.ConfigMapManager;
 import dev.nodelet.objectcache.PodListener;
 import dev.nodelet.objectcache.SecretManager;
 import dev.nodelet.pods.PodBundles;
+import dev.nodelet.pods.PodInfo;
+import dev.nodelet.pods.PodsStatus;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -42,10 +44,10 @@ import org.osgi.service.metatype.annotations.Designate;
  * which adopts the bundles the previous one installed. The pods' bundles outlive the component, so that a restarted
  * Nodelet adopts them; a pod that left while it was away is removed when the pod source says so.
  */
-@Component(service = {}, immediate = true, configurationPid = PodBundles.PID,
+@Component(service = PodsStatus.class, immediate = true, configurationPid = PodBundles.PID,
     configurationPolicy = ConfigurationPolicy.REQUIRE)
 @Designate(ocd = PodsConfiguration.class)
-public final class PodsComponent {
+public final class PodsComponent implements PodsStatus {
 
   private final BundleContext context;
   private final KubernetesClient client;
@@ -117,6 +119,12 @@ public final class PodsComponent {
     runtime = next;
     known.values().forEach(next::podUpdated);
     next.sweepWhenListed(this::podsListed, Duration.ofSeconds(5), Duration.ofSeconds(10));
+  }
+
+  @Override
+  public List<PodInfo> pods() {
+    PodRuntime current = runtime;
+    return current == null ? List.of() : current.status();
   }
 
   /** @return true once the pod source listed this node's pods and handed them to its listeners */

@@ -1,7 +1,9 @@
 package dev.nodelet.shell.gogo.internal;
 
 import dev.nodelet.objectcache.ObjectManager;
+import dev.nodelet.pods.PodsStatus;
 import dev.nodelet.shell.views.ObjectViews;
+import dev.nodelet.shell.views.PodViews;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
@@ -35,6 +37,7 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * Gogo commands on the ConfigMap and Secret managers: {@code nodelet:pods}, {@code nodelet:objects},
  * {@code nodelet:get}, {@code nodelet:strategy}, {@code nodelet:watch} and {@code nodelet:watchstats}. They show
  * names, counts, states and resource versions; Secret data only with {@code nodelet:get --show-secret}.
+ * {@code nodelet:pods --bundles} shows the pods the pods component runs as bundles, when it runs.
  */
 @Component(service = ObjectCacheCommands.class, property = {
     "osgi.command.scope=nodelet",
@@ -64,6 +67,11 @@ public final class ObjectCacheCommands {
   @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
       policyOption = ReferencePolicyOption.GREEDY)
   private volatile ConfigurationAdmin configurationAdmin;
+
+  /** The component that runs pods as bundles; null without one (node mode pods off). */
+  @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  volatile PodsStatus podsStatus;
 
   @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
       policyOption = ReferencePolicyOption.GREEDY)
@@ -99,14 +107,29 @@ public final class ObjectCacheCommands {
     return ObjectViews.pods(managers());
   }
 
-  /** {@code nodelet:pods --receipts}: per pod and referenced object, the version it is served and how fresh. */
+  /**
+   * {@code nodelet:pods --receipts}: per pod and referenced object, the version it is served and how fresh;
+   * {@code nodelet:pods --bundles}: the pods Nodelet runs as bundles.
+   */
   @Descriptor("With --receipts: per pod and referenced object, the UID and resource version served, when it changed "
-      + "on the API server, when Nodelet saw it, and whether it may be stale")
-  public String pods(@Descriptor("--receipts") String option) {
-    if (!"--receipts".equals(option)) {
-      throw Usage.problem("pods", "unknown option " + option + ", the only option is --receipts");
+      + "on the API server, when Nodelet saw it, and whether it may be stale. With --bundles: the pods Nodelet runs "
+      + "as bundles, per container its state, restarts, readiness, image, bundle and configuration PID")
+  public String pods(@Descriptor("--receipts or --bundles") String option) {
+    return switch (option) {
+      case "--receipts" -> ObjectViews.receipts(managers());
+      case "--bundles" -> PodViews.pods(podsStatus, null);
+      default -> throw Usage.problem("pods", "unknown option " + option + ", the options are --receipts and "
+          + "--bundles");
+    };
+  }
+
+  /** {@code nodelet:pods --bundles <namespace>}: the pods Nodelet runs as bundles in that namespace. */
+  @Descriptor("With --bundles: the pods Nodelet runs as bundles in the namespace")
+  public String pods(@Descriptor("--bundles") String option, @Descriptor("namespace") String namespace) {
+    if (!"--bundles".equals(option)) {
+      throw Usage.wrong("pods", option, namespace);
     }
-    return ObjectViews.receipts(managers());
+    return PodViews.pods(podsStatus, namespace);
   }
 
   /** {@code nodelet:pods} with other arguments: its usage. */

@@ -12,7 +12,7 @@ import java.util.Map;
 final class Usage {
 
   private static final Map<String, String> USAGE = Map.of(
-      "pods", "nodelet:pods [--receipts]",
+      "pods", "nodelet:pods [--receipts]\n       nodelet:pods --bundles [<namespace>]",
       "objects", "nodelet:objects",
       "get", "nodelet:get [--show-secret] <configmap|secret> <namespace> <name>",
       "strategy", "nodelet:strategy [<configmap|secret>]\n"

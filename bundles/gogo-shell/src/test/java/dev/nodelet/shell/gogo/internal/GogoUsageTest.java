@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import dev.nodelet.pods.ContainerInfo;
+import dev.nodelet.pods.PodInfo;
+import dev.nodelet.shell.views.PodViews;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 import org.apache.felix.gogo.runtime.CommandProcessorImpl;
 import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
 import org.apache.felix.service.command.CommandSession;
@@ -12,18 +18,22 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** In Gogo's own runtime, a wrong argument gets the command's usage, not Gogo's "Cannot coerce ...". */
+/**
+ * In Gogo's own runtime, a wrong argument gets the command's usage, not Gogo's "Cannot coerce ...", and the
+ * arguments of {@code nodelet:pods --bundles [<namespace>]} reach it.
+ */
 class GogoUsageTest {
 
   private final ThreadIOImpl threadIo = new ThreadIOImpl();
   private CommandProcessorImpl processor;
   private CommandSession session;
+  private ObjectCacheCommands objects;
 
   @BeforeEach
   void start() {
     threadIo.start();
     processor = new CommandProcessorImpl(threadIo);
-    ObjectCacheCommands objects = new ObjectCacheCommands();
+    objects = new ObjectCacheCommands();
     for (String function : new String[] {"pods", "objects", "get", "strategy", "watch", "watchstats"}) {
       processor.addCommand("nodelet", objects, function);
     }
@@ -53,7 +63,9 @@ class GogoUsageTest {
     assertThatThrownBy(() -> session.execute("nodelet:watch"))
         .hasMessage("nodelet:watch: arguments missing\nusage: nodelet:watch <configmap|secret> [<namespace> [<name>]]");
     assertThatThrownBy(() -> session.execute("nodelet:pods a b"))
-        .hasMessage("nodelet:pods: wrong arguments: a b\nusage: nodelet:pods [--receipts]");
+        .hasMessage("nodelet:pods: wrong arguments: a b\n" + ObjectCacheCommandsTest.POD_USAGE);
+    assertThatThrownBy(() -> session.execute("nodelet:pods --bundles a b"))
+        .hasMessage("nodelet:pods: wrong arguments: --bundles a b\n" + ObjectCacheCommandsTest.POD_USAGE);
     assertThatThrownBy(() -> session.execute("nodelet:strategy a b c d"))
         .hasMessageStartingWith("nodelet:strategy: wrong arguments: a b c d\nusage: nodelet:strategy");
     for (String command : new String[] {"objects", "watchstats", "drivers", "slices", "claims"}) {
@@ -69,6 +81,31 @@ class GogoUsageTest {
     assertThatThrownBy(() -> session.execute("nodelet:get configmap ns name"))
         .as("three arguments reach get itself").hasMessageStartingWith("no manager of configmap");
     assertThatThrownBy(() -> session.execute("nodelet:pods --all"))
-        .hasMessage("nodelet:pods: unknown option --all, the only option is --receipts\nusage: nodelet:pods [--receipts]");
+        .hasMessage("nodelet:pods: unknown option --all, the options are --receipts and --bundles\n"
+            + ObjectCacheCommandsTest.POD_USAGE);
+  }
+
+  @Test
+  void podsWithBundlesListsThePodsRunAsBundlesOrSaysNodeModePodsAreOff() throws Exception {
+    assertThat(session.execute("nodelet:pods --bundles")).isEqualTo(PodViews.OFF);
+
+    objects.podsStatus = () -> List.of(
+        new PodInfo("default", "web", "uid-1", "Running", "", List.of(new ContainerInfo("app",
+            "mvn:org.example/app/1.0.0", ContainerInfo.State.RUNNING, "", "", Instant.parse("2026-11-28T10:00:00Z"),
+            null, 0, 0, true, "org.example.app",
+            Optional.of(new ContainerInfo.BundleInfo(42, "org.example.app", "1.0.0", "ACTIVE"))))),
+        new PodInfo("edge", "gw", "uid-2", "Pending", "", List.of(new ContainerInfo("c0",
+            "mvn:org.example/gw/1.0.0", ContainerInfo.State.WAITING, "ContainerCreating", "", null, null, 0, 0,
+            false, "dev.nodelet.pod.c0", Optional.empty()))));
+    assertThat(session.execute("nodelet:pods --bundles")).asString().contains(
+        "default/web  Running  uid=uid-1\n  app  running since 2026-11-28T10:00:00Z  restarts=0  ready=true"
+            + "  image=mvn:org.example/app/1.0.0  bundle=42 org.example.app 1.0.0 ACTIVE  pid=org.example.app\n",
+        "edge/gw  Pending");
+    assertThat(session.execute("nodelet:pods --bundles edge")).asString()
+        .startsWith("edge/gw  Pending  uid=uid-2\n  c0  waiting ContainerCreating").doesNotContain("default/web");
+    assertThat(session.execute("nodelet:pods --bundles other"))
+        .isEqualTo("no pods run as bundles in namespace other\n");
+    assertThatThrownBy(() -> session.execute("nodelet:pods --receipts edge"))
+        .hasMessage("nodelet:pods: wrong arguments: --receipts edge\n" + ObjectCacheCommandsTest.POD_USAGE);
   }
 }

@@ -31,6 +31,8 @@ import org.junit.jupiter.api.Test;
 
 class ObjectCacheCommandsTest {
 
+  static final String POD_USAGE = "usage: nodelet:pods [--receipts]\n       nodelet:pods --bundles [<namespace>]";
+
   private static final String PASSWORD = "aHVudGVyMg=="; // "hunter2"
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
@@ -100,7 +102,7 @@ class ObjectCacheCommandsTest {
     assertThat(commands.pods("--receipts").lines().filter(l -> l.contains(" secrets ")).findFirst().orElseThrow())
         .contains("yes: its TTL expired");
     assertThatThrownBy(() -> commands.pods("--all")).isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("nodelet:pods: unknown option --all, the only option is --receipts\nusage: nodelet:pods [--receipts]");
+        .hasMessage("nodelet:pods: unknown option --all, the options are --receipts and --bundles\n" + POD_USAGE);
   }
 
   @Test
