@@ -77,7 +77,8 @@ final class PodDevices {
   /**
    * Looks whether the pod's claims are prepared.
    *
-   * @return true if they are (or it has none); else the containers not started yet wait with the reason
+   * @return true if they are (or it has none, or no container is left to start); else the containers not started
+   *     yet wait with the reason
    */
   boolean prepare(PodState state) {
     if (!hasClaims(state.pod)) {
@@ -96,12 +97,15 @@ final class PodDevices {
     if (!outcome.problem().equals(problems.put(state.uid, outcome.problem()))) {
       LOG.info("Pod {}: {}", state.key, outcome.problem());
     }
+    boolean held = false;
     for (ContainerRun c : state.containers) {
       if (c.state == ContainerRun.State.WAITING && !c.startedOnce) {
         c.waiting("ContainerCreating", outcome.problem());
+        held = true;
       }
     }
-    return false;
+    // a pod whose containers run already (the claim manager restarting) keeps running with the devices it has
+    return !held;
   }
 
   /**

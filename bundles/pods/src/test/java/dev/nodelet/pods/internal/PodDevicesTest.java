@@ -224,4 +224,28 @@ class PodDevicesTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> driver.calls.contains("unprepare gpu-claim"));
     assertThat(manager.claims()).isEmpty();
   }
+
+  @Test
+  void aRunningPodKeepsItsDevicesAndConditionsWhileTheClaimManagerIsAway() throws Exception {
+    startManager();
+    Pod pod = h.client.pods().inNamespace("default").resource(new PodBuilder(pod()).editSpec()
+        .withNodeName(PodsHarness.NODE).endSpec().build()).create();
+    allocate(pod);
+    manager.podUpdated(pod);
+    feed(pod);
+    awaitRunning();
+    await().atMost(Duration.ofSeconds(10)).until(() -> readyToStart());
+
+    h.claimStatus = null; // the claim manager stopped
+    h.feed("p");
+    assertThat(readyToStart()).as("PodReadyToStartContainers").isTrue();
+    assertThat(h.container("p", "app").getState().getRunning()).isNotNull();
+    assertThat((String[]) configuration("app").get("nodelet.devices")).containsExactly(
+        "gpu.example.com/pool-a/gpu-0");
+  }
+
+  private boolean readyToStart() {
+    return h.status("p").getConditions().stream().anyMatch(c -> c.getType().equals("PodReadyToStartContainers")
+        && c.getStatus().equals("True"));
+  }
 }
