@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * What a pod's containers receive: its ConfigMap, Secret and projected volumes, written with the atomic writer into
  * {@code <work>/pods/<uid>/volumes/<volume>} (the pod's folder is the node's alone), and per container one
  * configuration, bound to the container's bundle location, holding its resolved {@code env}/{@code envFrom}, the
- * pod's names, the folders of its volumes and the devices of its resource claims ({@link PodDevices}). Both are delivered again on every sync of the pod, so that changes of
- * the referenced objects reach running bundles; unchanged content is not written again.
+ * pod's names, the folders of its volumes and the devices of its resource claims ({@link PodDevices}). Both are
+ * delivered again on every sync of the pod, so that changes of the referenced objects reach running bundles;
+ * unchanged content is not written again.
  */
 final class PodDelivery {
 

@@ -112,10 +112,10 @@ public final class PodsComponent {
       return thread;
     });
     executor.setRemoveOnCancelPolicy(true);
+    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client));
     PodRuntime next = new PodRuntime(context, new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work,
-            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client))), images, Clock.systemUTC(), executor,
-        nodeName, settings.capacity());
+        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work, devices), images, Clock.systemUTC(),
+        executor, nodeName, settings.capacity());
     watches = new ObjectWatches();
     watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);
