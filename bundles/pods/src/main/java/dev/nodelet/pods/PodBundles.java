@@ -40,6 +40,32 @@ public final class PodBundles {
   /** Configuration property prefix: {@code nodelet.volume.<volume name>} is the folder of that volume. */
   public static final String VOLUME_PREFIX = "nodelet.volume.";
 
+  /**
+   * Configuration property: the devices prepared for the container's resource claims, each
+   * {@code <driver>/<pool>/<device>}, in the order of the container's {@code resources.claims}; absent without any.
+   * The device at index {@code n} has its details under {@link #DEVICE_PREFIX}{@code n.}.
+   *
+   * @since 1.1
+   */
+  public static final String DEVICES = "nodelet.devices";
+
+  /**
+   * Configuration property prefix: {@code nodelet.device.<n>.} followed by {@code claim} (the pod's claim entry),
+   * {@code claimName} (the ResourceClaim), {@code request} (when the container names one), {@code driver},
+   * {@code pool}, {@code device}, {@code cdiDeviceIds} (a String array) and {@code attribute.<name>} (each
+   * attribute the driver's ResourceSlice gives the device: Boolean, Long or String).
+   *
+   * @since 1.1
+   */
+  public static final String DEVICE_PREFIX = "nodelet.device.";
+
+  /**
+   * Configuration property: the CDI device IDs of all the container's devices, in order (a String array).
+   *
+   * @since 1.1
+   */
+  public static final String CDI_DEVICE_IDS = "nodelet.devices.cdi";
+
   private PodBundles() {
   }
 

@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * What a pod's containers receive: its ConfigMap, Secret and projected volumes, written with the atomic writer into
  * {@code <work>/pods/<uid>/volumes/<volume>} (the pod's folder is the node's alone), and per container one
  * configuration, bound to the container's bundle location, holding its resolved {@code env}/{@code envFrom}, the
- * pod's names and the folders of its volumes. Both are delivered again on every sync of the pod, so that changes of
- * the referenced objects reach running bundles; unchanged content is not written again.
+ * pod's names, the folders of its volumes and the devices of its resource claims ({@link PodDevices}). Both are
+ * delivered again on every sync of the pod, so that changes of the referenced objects reach running bundles;
+ * unchanged content is not written again.
  */
 final class PodDelivery {
 
@@ -29,11 +30,17 @@ final class PodDelivery {
   private final ConfigDelivery configurations;
   private final Path work;
   private final Map<String, String> volumeProblems = new HashMap<>(); // executor only; by pod key
+  private final PodDevices devices;
 
   PodDelivery(ObjectLookup lookup, ConfigDelivery configurations, Path work) {
+    this(lookup, configurations, work, PodDevices.none());
+  }
+
+  PodDelivery(ObjectLookup lookup, ConfigDelivery configurations, Path work, PodDevices devices) {
     this.lookup = lookup;
     this.configurations = configurations;
     this.work = work;
+    this.devices = devices;
   }
 
   Path podDir(PodState state) {
@@ -72,7 +79,7 @@ final class PodDelivery {
     }
     if (problem == null) {
       volumeProblems.remove(state.key);
-      return true;
+      return devices.prepare(state); // the volumes first, then the resource claims
     }
     if (!problem.equals(volumeProblems.put(state.key, problem))) {
       LOG.info("Pod {}: {}", state.key, problem); // the kubelet's FailedMount; the message never holds content
@@ -121,6 +128,7 @@ final class PodDelivery {
           }
         }
       }
+      properties.putAll(devices.properties(state, c));
       if ("CreateContainerConfigError".equals(c.reason) && c.state == ContainerRun.State.WAITING) {
         c.waiting("ContainerCreating", null);
       }
@@ -156,6 +164,7 @@ final class PodDelivery {
   /** Removes the pod's configurations and folder. */
   void remove(PodState state) {
     volumeProblems.remove(state.key);
+    devices.remove(state);
     for (ContainerRun c : state.containers) {
       try {
         configurations.remove(c.location);

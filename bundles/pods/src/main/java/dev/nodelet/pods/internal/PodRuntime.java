@@ -400,8 +400,8 @@ final class PodRuntime implements AutoCloseable {
       if (c.state == ContainerRun.State.WAITING) {
         Instant at;
         if ("ErrImagePull".equals(c.reason)
-            || ("ContainerCreating".equals(c.reason) && (c.message == null || c.message.startsWith("waiting for")))) {
-          at = now.plus(RETRY); // soon: ImagePullBackOff to show, or the managers to register the pod
+            || ("ContainerCreating".equals(c.reason) && (c.message == null || PodDevices.retrySoon(c.message)))) {
+          at = now.plus(RETRY); // soon: ImagePullBackOff to show, the managers to register the pod, claims prepared
         } else if ("ContainerCreating".equals(c.reason) || "CreateContainerConfigError".equals(c.reason)) {
           at = now.plus(MISSING_OBJECT_RETRY); // a missing object's arrival also comes as a watch event
         } else {

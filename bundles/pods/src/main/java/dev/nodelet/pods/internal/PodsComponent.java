@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceReference;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -60,6 +61,9 @@ public final class PodsComponent implements PodsStatus {
   private volatile PodRuntime runtime; // null until a valid configuration came
   private ObjectWatches watches; // guarded by this
   private volatile HealthCheck podsListedCheck; // the pod source's check that its pods are listed; null without
+  // the claim manager's ClaimStatus, held untyped so that this bundle runs without the claim manager's bundle
+  private volatile Object claimStatus;
+  private volatile ServiceReference<?> claimStatusRef;
 
   @Activate
   public PodsComponent(BundleContext context, @Reference KubernetesClient client, @Reference NodeIdentity node,
@@ -110,9 +114,10 @@ public final class PodsComponent implements PodsStatus {
       return thread;
     });
     executor.setRemoveOnCancelPolicy(true);
+    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client));
     PodRuntime next = new PodRuntime(context, new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work), images, Clock.systemUTC(), executor,
-        nodeName, settings.capacity());
+        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work, devices), images, Clock.systemUTC(),
+        executor, nodeName, settings.capacity());
     watches = new ObjectWatches();
     watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);
@@ -142,6 +147,28 @@ public final class PodsComponent implements PodsStatus {
   void unbindPodsListed(HealthCheck check) {
     if (podsListedCheck == check) {
       podsListedCheck = null;
+    }
+  }
+
+  // by name and reference only: no type of the claim manager's bundle appears in this class
+  @Reference(service = dev.nodelet.dra.claims.ClaimStatus.class, cardinality = ReferenceCardinality.OPTIONAL,
+      policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+  void bindClaimStatus(ServiceReference<?> reference) {
+    Object service = context.getService(reference);
+    Object previous = claimStatus;
+    ServiceReference<?> previousRef = claimStatusRef;
+    claimStatusRef = reference;
+    claimStatus = service;
+    if (previous != null && previousRef != null) {
+      context.ungetService(previousRef);
+    }
+  }
+
+  void unbindClaimStatus(ServiceReference<?> reference) {
+    if (reference.equals(claimStatusRef)) {
+      claimStatus = null;
+      claimStatusRef = null;
+      context.ungetService(reference);
     }
   }
 

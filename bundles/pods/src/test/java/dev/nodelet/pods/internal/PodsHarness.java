@@ -37,6 +37,7 @@ final class PodsHarness implements AutoCloseable {
   final Path storage;
   Felix felix;
   PodRuntime runtime;
+  volatile Object claimStatus; // the claim manager the runtime sees; null: none running
 
   PodsHarness(Path dir) throws Exception {
     repository = Files.createDirectories(dir.resolve("repository"));
@@ -61,7 +62,8 @@ final class PodsHarness implements AutoCloseable {
     ImageSource images = new ImageSource(repository, List.of(), List.of(), List.of(), work.resolve("downloads"));
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
     return new PodRuntime(felix.context(), new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin), work), images, clock, executor, NODE,
+        new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin), work,
+            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client))), images, clock, executor, NODE,
         capacity);
   }
 

@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * The example pod's component. Its configuration is the container's {@code env} (PID {@value #PID}, the default
  * for a container named {@code hello}); Nodelet delivers it to this bundle only, and again when a referenced
  * ConfigMap changes ({@link #modified}). The Secret volume {@code token} is read from the folder Nodelet gives as
- * {@code nodelet.volume.token}; its content is never logged, only its size.
+ * {@code nodelet.volume.token}; its content is never logged, only its size. The devices of the container's
+ * resource claims ({@code nodelet.devices}, see {@code pod-gpu.yaml}) are logged when it has any.
  */
 @Component(configurationPid = Greeter.PID, configurationPolicy = ConfigurationPolicy.REQUIRE, service = {})
 public final class Greeter {
@@ -31,12 +32,18 @@ public final class Greeter {
     String nodelet_pod_name() default "";
 
     String nodelet_volume_token() default "";
+
+    /** The devices of the container's resource claims, {@code driver/pool/device}; none without claims. */
+    String[] nodelet_devices() default {};
+
+    String[] nodelet_devices_cdi() default {};
   }
 
   @Activate
   public Greeter(Config config) {
     LOG.info("Pod {} says: {}", config.nodelet_pod_name(), config.GREETING());
     readToken(config);
+    logDevices(config);
   }
 
   @Modified
@@ -48,6 +55,13 @@ public final class Greeter {
   @Deactivate
   void deactivate() {
     LOG.info("Greeter stopped");
+  }
+
+  private static void logDevices(Config config) {
+    if (config.nodelet_devices().length > 0) {
+      LOG.info("Pod {} has the devices {} (CDI {})", config.nodelet_pod_name(),
+          String.join(", ", config.nodelet_devices()), String.join(", ", config.nodelet_devices_cdi()));
+    }
   }
 
   private static void readToken(Config config) {
