@@ -404,6 +404,11 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
     if (failed != null) {
       return failed;
     }
+    MockResponse graceful = current == null || !resource.plural().equals("pods") ? null : GracefulDeletion.pending(
+        Json.read(current.getValue()), options, info, marked -> markForDeletion(info.url().uri().getRawPath(), current, marked));
+    if (graceful != null) {
+      return graceful;
+    }
     MockResponse response = handleDelete(request.getPath());
     if (response.code() == 404) {
       return Status.notFound(resource, info.name());
@@ -422,6 +427,14 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
           .setBody(deleted);
     }
     return Status.success(resource, info.name(), Json.read(deleted).path("metadata").path("uid").asText(null));
+  }
+
+  /** Stores a pod marked for graceful deletion with the next resourceVersion (a MODIFIED event); what it stored. */
+  private String markForDeletion(String path, Map.Entry<AttributeSet, String> current, String marked) {
+    ObjectNode pod = (ObjectNode) Json.read(marked);
+    pod.with("metadata").put("resourceVersion", String.valueOf(requestResourceVersion()));
+    processEvent(path, extractor.fromPath(path), current.getKey(), null, pod.toString());
+    return lastStored;
   }
 
   /** The query of a list or watch: the stock path and label attributes, with field selectors parsed here. */
