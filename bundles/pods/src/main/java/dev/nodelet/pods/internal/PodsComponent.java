@@ -110,7 +110,7 @@ public final class PodsComponent {
     executor.setRemoveOnCancelPolicy(true);
     PodRuntime next = new PodRuntime(context, new KubePodApi(client),
         new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work), images, Clock.systemUTC(), executor,
-        nodeName, settings.capacity());
+        nodeName, settings.capacity(), new PodEvents(client, nodeName, Clock.systemUTC()));
     watches = new ObjectWatches();
     watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);

@@ -76,7 +76,7 @@ class PodLifecycleTest {
     h.clock.advance(Duration.ofMinutes(1));
     h.feed("p");
     h.feed("p");
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 
   @Test
@@ -213,7 +213,7 @@ class PodLifecycleTest {
     assertThat(bundle.getState()).isEqualTo(Bundle.UNINSTALLED);
     assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0")).isNull();
     assertThat(h.client.pods().inNamespace("default").withName("p").get()).isNull();
-    assertThat(h.server.writes()).extracting(w -> w.verb().toString()).containsExactly("PATCH", "DELETE");
+    assertThat(h.podWrites()).extracting(w -> w.verb().toString()).containsExactly("PATCH", "DELETE");
   }
 
   @Test
@@ -255,7 +255,7 @@ class PodLifecycleTest {
     h.runtime.podRemoved(pod);
     h.idle();
     assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0")).isNull();
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 
   @Test
@@ -274,7 +274,7 @@ class PodLifecycleTest {
     assertThat(bundle.getBundleId()).isEqualTo(id);
     assertThat(bundle.getState()).isEqualTo(Bundle.ACTIVE);
     assertThat(h.container("p", "c0").getState().getRunning().getStartedAt()).isEqualTo(startedAt);
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 
   @Test
@@ -359,6 +359,6 @@ class PodLifecycleTest {
     h.server.clearWrites();
     h.feed("p");
     assertThat(bundle.getState()).isEqualTo(Bundle.RESOLVED);
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 }

@@ -62,7 +62,7 @@ final class PodsHarness implements AutoCloseable {
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
     return new PodRuntime(felix.context(), new KubePodApi(client),
         new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin), work), images, clock, executor, NODE,
-        capacity);
+        capacity, new PodEvents(client, NODE, clock));
   }
 
   /** Creates the pod in the API server and hands it to the managers and the runtime; waits for the work. */
@@ -81,6 +81,11 @@ final class PodsHarness implements AutoCloseable {
     Pod pod = client.pods().inNamespace("default").withName(name).get();
     runtime.podUpdated(pod);
     idle();
+  }
+
+  /** The writes to pods (their status, their deletion), without the events written beside them. */
+  List<dev.nodelet.testing.apiserver.RecordedWrite> podWrites() {
+    return server.writes().stream().filter(w -> !w.resource().equals("events")).toList();
   }
 
   void idle() throws Exception {
