@@ -58,7 +58,8 @@ class PodEventsTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> events("p").size() == 4);
     assertThat(reasons("p")).hasSize(4).satisfiesExactly(
         e -> assertThat(e).isEqualTo("Pulling Pulling image \"mvn:org.example/hello/1.0.0\""),
-        e -> assertThat(e).matches("Pulled Successfully pulled image \"mvn:org\\.example/hello/1\\.0\\.0\" in [0-9.]+s"),
+        e -> assertThat(e)
+            .matches("Pulled Successfully pulled image \"mvn:org\\.example/hello/1\\.0\\.0\" in [0-9.]+s"),
         e -> assertThat(e).isEqualTo("Created Created container: c0"),
         e -> assertThat(e).isEqualTo("Started Started container c0"));
     Event started = event("p", "Started");

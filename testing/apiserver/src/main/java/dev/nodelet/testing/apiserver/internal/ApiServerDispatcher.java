@@ -405,7 +405,7 @@ public final class ApiServerDispatcher extends KubernetesCrudDispatcher {
       return failed;
     }
     MockResponse graceful = current == null || !resource.plural().equals("pods") ? null : GracefulDeletion.pending(
-        Json.read(current.getValue()), options, info, marked -> markForDeletion(info.url().uri().getRawPath(), current, marked));
+        Json.read(current.getValue()), options, info, m -> markForDeletion(info.url().uri().getRawPath(), current, m));
     if (graceful != null) {
       return graceful;
     }
