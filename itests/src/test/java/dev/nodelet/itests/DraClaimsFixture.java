@@ -69,6 +69,6 @@ final class DraClaimsFixture {
    * when the test class is verified, before the test installed it.
    */
   static void delete(KubernetesClient kube, Pod pod) {
-    kube.resource(pod).delete();
+    kube.resource(pod).withGracePeriod(0).delete(); // at once, as its node releases it: no node stops it here
   }
 }

@@ -90,8 +90,8 @@ public class FelixDraClaimsIT extends NodeletTestSupport {
       await().atMost(WAIT).until(() -> state(status.await(), "claim-2") == ClaimInfo.State.PREPARED);
       assertEquals(List.of("k8s." + DRIVER + "/device=dev-1"), cdi(status.await(), "claims-pod-2"));
 
-      kube.resource(first).delete();
-      kube.resource(second).delete();
+      kube.resource(first).withGracePeriod(0).delete(); // at once: no node stops it here
+      kube.resource(second).withGracePeriod(0).delete();
       await().atMost(WAIT).until(() -> status.await().claims().isEmpty());
     }
   }

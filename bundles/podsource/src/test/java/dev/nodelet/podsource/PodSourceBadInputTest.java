@@ -143,7 +143,7 @@ class PodSourceBadInputTest {
 
     // deleting the malformed pods takes exactly their references away
     for (String name : List.of("mixed", "Bad_Pod_Name", "p".repeat(300), "big")) {
-      api.client().pods().inNamespace("ns").withName(name).delete();
+      api.client().pods().inNamespace("ns").withName(name).withGracePeriod(0).delete(); // gone, as its node releases it
     }
     await().atMost(WAIT).until(() -> byName(secrets).keySet().equals(java.util.Set.of("good", "no-volumes")));
     await().atMost(WAIT).until(() -> byName(configMaps).size() == 2);

@@ -50,7 +50,7 @@ class PodSourceTest {
   }
 
   private void delete(String name) {
-    api.client().pods().inNamespace("ns").withName(name).delete();
+    api.client().pods().inNamespace("ns").withName(name).withGracePeriod(0).delete(); // gone, as its node releases it
   }
 
   private static boolean podsourceThreadAlive() {

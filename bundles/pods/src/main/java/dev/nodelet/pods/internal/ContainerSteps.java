@@ -22,10 +22,12 @@ final class ContainerSteps {
 
   private final BundleContext context;
   private final ImageSource images;
+  private final PodEvents events;
 
-  ContainerSteps(BundleContext context, ImageSource images) {
+  ContainerSteps(BundleContext context, ImageSource images, PodEvents events) {
     this.context = context;
     this.images = images;
+    this.events = events;
   }
 
   /** @return the bundle of the container; null if it has none (or it was uninstalled behind Nodelet's back) */
@@ -78,11 +80,17 @@ final class ContainerSteps {
         if ("ErrImagePull".equals(c.reason)) {
           c.waiting("ImagePullBackOff", "Back-off pulling image \"" + c.image + "\": " + c.message);
         }
+        if ("CrashLoopBackOff".equals(c.reason)) {
+          events.warning(pod.pod, c.name, "BackOff", "Back-off restarting failed container " + c.name + " in pod "
+              + pod.name() + "_" + pod.namespace() + "(" + pod.uid + ")");
+        } else if ("ImagePullBackOff".equals(c.reason)) {
+          events.normal(pod.pod, c.name, "BackOff", "Back-off pulling image \"" + c.image + "\"");
+        }
         return;
       }
     }
     if (bundle == null) {
-      bundle = install(c, now);
+      bundle = install(pod, c, now);
       if (bundle == null) {
         return;
       }
@@ -92,30 +100,40 @@ final class ContainerSteps {
     }
   }
 
-  private Bundle install(ContainerRun c, Instant now) {
+  private Bundle install(PodState pod, ContainerRun c, Instant now) {
     ImageSource.Fetched fetched;
+    long pulling = System.nanoTime();
     try {
-      fetched = images.fetch(ImageRef.parse(c.image));
+      ImageRef ref = ImageRef.parse(c.image);
+      events.normal(pod.pod, c.name, "Pulling", "Pulling image \"" + c.image + "\"");
+      fetched = images.fetch(ref);
     } catch (IllegalArgumentException e) {
       c.waiting("InvalidImageName", e.getMessage());
+      events.warning(pod.pod, c.name, "InspectFailed", e.getMessage());
       return null;
     } catch (ImagePullException e) {
       c.backoff.failed(now, java.time.Duration.ZERO);
       c.waiting("ErrImagePull", e.getMessage());
+      events.warning(pod.pod, c.name, "Failed", "Failed to pull image \"" + c.image + "\": " + e.getMessage());
       LOG.info("Container {} cannot pull its image: {}", c.location, e.getMessage());
       return null;
     }
     c.backoff.reset();
+    events.normal(pod.pod, c.name, "Pulled", "Successfully pulled image \"" + c.image + "\" in "
+        + java.math.BigDecimal.valueOf((System.nanoTime() - pulling) / 1_000_000, 3).stripTrailingZeros()
+        .toPlainString() + "s");
     try (InputStream in = Files.newInputStream(fetched.file())) {
       Bundle bundle = context.installBundle(c.location, in);
       c.bundleId = bundle.getBundleId();
       c.imageId = fetched.imageId();
       LOG.info("Container {} installed bundle {} ({}) from {}", c.location, bundle.getBundleId(),
           fetched.symbolicName(), c.image);
+      events.normal(pod.pod, c.name, "Created", "Created container: " + c.name);
       return bundle;
     } catch (BundleException | IOException e) {
       c.backoff.failed(now, java.time.Duration.ZERO);
       c.waiting("CreateContainerError", "cannot install " + c.image + ": " + e.getMessage());
+      events.warning(pod.pod, c.name, "Failed", "Error: " + c.message);
       return null;
     }
   }
@@ -131,6 +149,7 @@ final class ContainerSteps {
       String cause = e.getCause() == null ? e.getMessage() : e.getMessage() + ": " + e.getCause();
       c.terminated(now, 1, "the bundle failed to start: " + cause);
       LOG.info("Container {} failed to start: {}", c.location, cause);
+      events.warning(pod.pod, c.name, "Failed", "Error: the bundle failed to start: " + cause);
       ended(pod, c, now);
       return;
     }
@@ -138,6 +157,7 @@ final class ContainerSteps {
       c.restartCount++;
     }
     c.running(now);
+    events.normal(pod.pod, c.name, "Started", "Started container " + c.name);
     LOG.info("Container {} running (bundle {})", c.location, bundle.getBundleId());
   }
 
@@ -159,8 +179,12 @@ final class ContainerSteps {
     return bundle.getState() == Bundle.ACTIVE || bundle.getState() == Bundle.STARTING;
   }
 
-  /** Stops and uninstalls the container's bundle, recording its termination if it ran. */
-  void remove(ContainerRun c, Instant now) {
+  /**
+   * Stops and uninstalls the container's bundle, recording its termination if it ran.
+   *
+   * @param pod the pod, for its {@code Killing} event; null for none (a pod no longer there)
+   */
+  void remove(PodState pod, ContainerRun c, Instant now) {
     Bundle bundle = bundle(c);
     if (bundle == null && c.bundleId < 0) {
       bundle = context.getBundle(c.location);
@@ -169,6 +193,9 @@ final class ContainerSteps {
       c.terminated(now, 0, null);
     }
     if (bundle != null) {
+      if (running(bundle)) {
+        events.normal(pod == null ? null : pod.pod, c.name, "Killing", "Stopping container " + c.name);
+      }
       try {
         bundle.stop();
       } catch (BundleException | RuntimeException e) {

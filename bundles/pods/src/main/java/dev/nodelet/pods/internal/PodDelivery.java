@@ -92,6 +92,11 @@ final class PodDelivery {
     return false;
   }
 
+  /** @return the pod's volume problem (the kubelet's FailedMount message), or null */
+  String volumeProblem(String key) {
+    return volumeProblems.get(key);
+  }
+
   /**
    * Resolves the container's configuration.
    *

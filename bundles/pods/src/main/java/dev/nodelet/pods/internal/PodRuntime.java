@@ -46,6 +46,7 @@ final class PodRuntime implements AutoCloseable {
   private final PodApi api;
   private final PodDelivery delivery;
   private final ContainerSteps steps;
+  private final PodEvents events;
   private final Clock clock;
   private final ScheduledExecutorService executor;
   private final String nodeName;
@@ -60,10 +61,16 @@ final class PodRuntime implements AutoCloseable {
 
   PodRuntime(BundleContext context, PodApi api, PodDelivery delivery, ImageSource images, Clock clock,
       ScheduledExecutorService executor, String nodeName, int defaultCapacity) {
+    this(context, api, delivery, images, clock, executor, nodeName, defaultCapacity, PodEvents.NONE);
+  }
+
+  PodRuntime(BundleContext context, PodApi api, PodDelivery delivery, ImageSource images, Clock clock,
+      ScheduledExecutorService executor, String nodeName, int defaultCapacity, PodEvents events) {
     this.context = context;
+    this.events = events;
     this.api = api;
     this.delivery = delivery;
-    this.steps = new ContainerSteps(context, images);
+    this.steps = new ContainerSteps(context, images, events);
     this.clock = clock;
     this.executor = executor;
     this.nodeName = nodeName;
@@ -183,7 +190,7 @@ final class PodRuntime implements AutoCloseable {
       }
       LOG.info("Bundle {} of pod {} that is no longer on this node: removing it", bundle.getBundleId(), key);
       ContainerRun orphan = new ContainerRun(parts.length == 3 ? parts[2] : "", "", location);
-      steps.remove(orphan, clock.instant());
+      steps.remove(null, orphan, clock.instant());
       delivery.removeConfigurations(location);
     }
     delivery.removeFoldersExcept(uids);
@@ -239,6 +246,10 @@ final class PodRuntime implements AutoCloseable {
     imagesChanged(state, now);
     state.hostIp = hostIp;
     state.readyToStart = delivery.prepare(state, now);
+    String mountProblem = state.readyToStart ? null : delivery.volumeProblem(state.key);
+    if (mountProblem != null) {
+      events.warning(pod, null, "FailedMount", mountProblem);
+    }
     for (ContainerRun c : state.containers) {
       Map<String, Object> properties = delivery.properties(state, c);
       if (properties != null) {
@@ -246,6 +257,8 @@ final class PodRuntime implements AutoCloseable {
         steps.step(state, c, now, bundle -> delivery.deliver(current, c, bundle, properties));
       } else if (c.state == ContainerRun.State.RUNNING) {
         steps.step(state, c, now, bundle -> true); // keeps its last configuration; a stop is still noticed
+      } else if ("CreateContainerConfigError".equals(c.reason)) {
+        events.warning(pod, c.name, "Failed", "Error: " + c.message); // names the object or key, never a value
       }
     }
     if (write(state, now)) {
@@ -266,7 +279,7 @@ final class PodRuntime implements AutoCloseable {
       }
       LOG.info("Container {}: its image changed to {}, replacing its bundle", c.location, image);
       boolean ran = c.state == ContainerRun.State.RUNNING;
-      steps.remove(c, now);
+      steps.remove(state, c, now);
       delivery.removeConfigurations(c.location);
       ContainerRun next = new ContainerRun(c.name, image, c.location);
       if (ran || c.state == ContainerRun.State.TERMINATED) {
@@ -324,7 +337,7 @@ final class PodRuntime implements AutoCloseable {
   private void terminate(PodState state, Instant now) {
     if (!state.deleted) {
       for (ContainerRun c : state.containers) {
-        steps.remove(c, now);
+        steps.remove(state, c, now);
         if (c.state == ContainerRun.State.WAITING) {
           c.terminated(now, 0, null);
         }
@@ -358,7 +371,7 @@ final class PodRuntime implements AutoCloseable {
       state.timer.cancel(false);
     }
     for (ContainerRun c : state.containers) {
-      steps.remove(c, now);
+      steps.remove(null, c, now); // no Killing event either: the pod is gone
     }
     delivery.remove(state);
     LOG.info("Pod {} (uid {}) left the node", state.key, state.uid);
@@ -457,5 +470,6 @@ final class PodRuntime implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    events.close();
   }
 }

@@ -117,7 +117,7 @@ public final class PodsComponent implements PodsStatus {
     PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client));
     PodRuntime next = new PodRuntime(context, new KubePodApi(client),
         new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work, devices), images, Clock.systemUTC(),
-        executor, nodeName, settings.capacity());
+        executor, nodeName, settings.capacity(), new PodEvents(client, nodeName, Clock.systemUTC()));
     watches = new ObjectWatches();
     watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);

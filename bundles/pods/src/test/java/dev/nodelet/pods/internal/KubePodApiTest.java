@@ -48,7 +48,7 @@ class KubePodApiTest {
   @Test
   void aPodReplacedUnderItsNameIsAnotherPod() {
     Pod old = create("p");
-    client.pods().inNamespace("default").withName("p").delete();
+    client.pods().inNamespace("default").withName("p").withGracePeriod(0).delete(); // as a forced delete
     client.pods().inNamespace("default").withName("p").waitUntilCondition(p -> p == null,
         10, java.util.concurrent.TimeUnit.SECONDS);
     Pod replaced = create("p");

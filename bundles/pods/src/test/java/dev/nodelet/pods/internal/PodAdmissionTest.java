@@ -46,7 +46,7 @@ class PodAdmissionTest {
 
     h.server.clearWrites();
     h.feed("q");
-    assertThat(h.server.writes()).isEmpty(); // a rejected pod stays rejected, without writes
+    assertThat(h.podWrites()).isEmpty(); // a rejected pod stays rejected, without writes
   }
 
   @Test

@@ -76,7 +76,7 @@ class PodLifecycleTest {
     h.clock.advance(Duration.ofMinutes(1));
     h.feed("p");
     h.feed("p");
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 
   @Test
@@ -213,7 +213,38 @@ class PodLifecycleTest {
     assertThat(bundle.getState()).isEqualTo(Bundle.UNINSTALLED);
     assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0")).isNull();
     assertThat(h.client.pods().inNamespace("default").withName("p").get()).isNull();
-    assertThat(h.server.writes()).extracting(w -> w.verb().toString()).containsExactly("PATCH", "DELETE");
+    assertThat(h.podWrites()).extracting(w -> w.verb().toString()).containsExactly("PATCH", "DELETE");
+  }
+
+  @Test
+  void aDeletedPodStaysUntilItsBundleStoppedThenGoes() throws Exception {
+    TestBundles.write(h.repository, "org.example", "hello", "1.0.0", null);
+    h.run(pod("p", "mvn:org.example/hello/1.0.0"));
+    Bundle bundle = h.felix.context().getBundle("nodelet-pod:default/p/c0");
+    java.util.List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (var ignored = h.client.pods().inNamespace("default").withName("p").watch(
+        new io.fabric8.kubernetes.client.Watcher<Pod>() {
+          @Override
+          public void eventReceived(Action action, Pod pod) {
+            seen.add(action + " bundle " + bundle.getState()); // the bundle's state when the pod object goes
+          }
+
+          @Override
+          public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
+          }
+        })) {
+      h.client.pods().inNamespace("default").withName("p").delete(); // as kubectl delete pod p
+
+      // the API server only marked it: the node stops the bundle, then deletes the pod with grace 0
+      Pod marked = h.client.pods().inNamespace("default").withName("p").get();
+      assertThat(marked.getMetadata().getDeletionTimestamp()).isNotNull();
+      assertThat(bundle.getState()).isEqualTo(Bundle.ACTIVE);
+      h.feed("p");
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+          .until(() -> seen.stream().anyMatch(e -> e.startsWith("DELETED")));
+    }
+    assertThat(seen).last().isEqualTo("DELETED bundle " + Bundle.UNINSTALLED);
+    assertThat(h.client.pods().inNamespace("default").withName("p").get()).isNull();
   }
 
   @Test
@@ -224,7 +255,7 @@ class PodLifecycleTest {
     h.runtime.podRemoved(pod);
     h.idle();
     assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0")).isNull();
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 
   @Test
@@ -243,7 +274,7 @@ class PodLifecycleTest {
     assertThat(bundle.getBundleId()).isEqualTo(id);
     assertThat(bundle.getState()).isEqualTo(Bundle.ACTIVE);
     assertThat(h.container("p", "c0").getState().getRunning().getStartedAt()).isEqualTo(startedAt);
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 
   @Test
@@ -328,6 +359,6 @@ class PodLifecycleTest {
     h.server.clearWrites();
     h.feed("p");
     assertThat(bundle.getState()).isEqualTo(Bundle.RESOLVED);
-    assertThat(h.server.writes()).isEmpty();
+    assertThat(h.podWrites()).isEmpty();
   }
 }

@@ -64,7 +64,7 @@ final class PodsHarness implements AutoCloseable {
     return new PodRuntime(felix.context(), new KubePodApi(client),
         new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin), work,
             new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client))), images, clock, executor, NODE,
-        capacity);
+        capacity, new PodEvents(client, NODE, clock));
   }
 
   /** Creates the pod in the API server and hands it to the managers and the runtime; waits for the work. */
@@ -83,6 +83,11 @@ final class PodsHarness implements AutoCloseable {
     Pod pod = client.pods().inNamespace("default").withName(name).get();
     runtime.podUpdated(pod);
     idle();
+  }
+
+  /** The writes to pods (their status, their deletion), without the events written beside them. */
+  List<dev.nodelet.testing.apiserver.RecordedWrite> podWrites() {
+    return server.writes().stream().filter(w -> !w.resource().equals("events")).toList();
   }
 
   void idle() throws Exception {

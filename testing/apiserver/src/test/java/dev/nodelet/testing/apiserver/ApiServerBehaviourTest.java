@@ -161,6 +161,62 @@ class ApiServerBehaviourTest {
   }
 
   @Test
+  void deletingABoundPodMarksItUntilItsNodeDeletesItWithGraceZero() {
+    Pod unbound = cluster.client.pods().inNamespace(cluster.namespace).resource(new PodBuilder()
+        .withNewMetadata().withName("unbound").endMetadata()
+        .withNewSpec().addNewContainer().withName("c").withImage("busybox").endContainer().endSpec().build()).create();
+    var pods = cluster.client.pods().inNamespace(cluster.namespace);
+    Recorder<Pod> recorder = new Recorder<>();
+    try (Watch ignored = pods.withField("metadata.name", "bound").watch(recorder)) {
+      Pod bound = pod("bound", "node-a", Map.of());
+      pods.withName("bound").delete();
+
+      Pod marked = pods.withName("bound").get();
+      assertThat(marked).as("a pod on a node stays until the node has stopped it").isNotNull();
+      assertThat(marked.getMetadata().getDeletionGracePeriodSeconds()).isEqualTo(30L);
+      java.time.Instant at = java.time.Instant.parse(marked.getMetadata().getDeletionTimestamp());
+      assertThat(at).isBetween(java.time.Instant.now().plusSeconds(25), java.time.Instant.now().plusSeconds(31));
+      assertThat(rv(marked)).isGreaterThan(rv(bound));
+      recorder.awaitLines(2);
+      assertThat(recorder.lines()).containsExactly("ADDED bound", "MODIFIED bound");
+
+      // a second delete may only shorten the grace; a longer one changes nothing
+      pods.withName("bound").withGracePeriod(60).delete();
+      assertThat(pods.withName("bound").get().getMetadata().getResourceVersion())
+          .isEqualTo(marked.getMetadata().getResourceVersion());
+      pods.withName("bound").withGracePeriod(5).delete();
+      Pod shortened = pods.withName("bound").get();
+      assertThat(shortened.getMetadata().getDeletionGracePeriodSeconds()).isEqualTo(5L);
+      assertThat(java.time.Instant.parse(shortened.getMetadata().getDeletionTimestamp()))
+          .isEqualTo(at.minusSeconds(25));
+
+      pods.withName("bound").withGracePeriod(0).delete();
+      recorder.awaitLines(4);
+      assertThat(recorder.lines()).containsExactly("ADDED bound", "MODIFIED bound", "MODIFIED bound", "DELETED bound");
+      assertThat(pods.withName("bound").get()).isNull();
+    }
+    // a pod no node runs goes at once
+    pods.withName(unbound.getMetadata().getName()).delete();
+    assertThat(pods.withName("unbound").get()).isNull();
+  }
+
+  @Test
+  void aPodsOwnGracePeriodAppliesAndATerminalPodGoesAtOnce() {
+    var pods = cluster.client.pods().inNamespace(cluster.namespace);
+    pods.resource(new PodBuilder().withNewMetadata().withName("quick").endMetadata()
+        .withNewSpec().withNodeName("node-a").withTerminationGracePeriodSeconds(3L)
+        .addNewContainer().withName("c").withImage("busybox").endContainer().endSpec().build()).create();
+    pods.withName("quick").delete();
+    assertThat(pods.withName("quick").get().getMetadata().getDeletionGracePeriodSeconds()).isEqualTo(3L);
+
+    pod("done", "node-a", Map.of());
+    pods.withName("done").subresource("status").edit(p -> new PodBuilder(p).withNewStatus().withPhase("Succeeded")
+        .endStatus().build());
+    pods.withName("done").delete();
+    assertThat(pods.withName("done").get()).isNull();
+  }
+
+  @Test
   void deleteCollectionHonoursFieldSelector() {
     pod("a1", "node-a", Map.of());
     pod("a2", "node-a", Map.of());

@@ -224,7 +224,18 @@ class KubectlTest {
     assertThat(ok("get", "pod", "web", "-o", "jsonpath={.metadata.annotations}")).isEmpty();
 
     assertThat(ok("delete", "configmap", "settings")).contains("configmap \"settings\" deleted");
-    assertThat(ok("delete", "pod", "web")).contains("pod \"web\" deleted");
+    // a pod bound to a node is only marked: kubectl waits until the node, having stopped it, deletes it with grace 0
+    try (KubernetesClient node = server.newClient()) {
+      java.util.concurrent.CompletableFuture<String> marked = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        var pod = node.pods().inNamespace("default").withName("web");
+        await().atMost(Duration.ofSeconds(30)).until(() -> pod.get().getMetadata().getDeletionTimestamp() != null);
+        String grace = String.valueOf(pod.get().getMetadata().getDeletionGracePeriodSeconds());
+        pod.withGracePeriod(0).delete();
+        return grace;
+      });
+      assertThat(ok("delete", "pod", "web")).contains("pod \"web\" deleted");
+      assertThat(marked.get(30, TimeUnit.SECONDS)).isEqualTo("30");
+    }
     assertThat(kubectl("get", "pod", "web").err()).contains("NotFound");
     assertThat(ok("create", "secret", "generic", "token", "--from-literal=user=admin")).contains("secret/token");
     assertThat(ok("get", "secret", "token", "-o", "jsonpath={.type} {.data.user}")).isEqualTo("Opaque YWRtaW4=");

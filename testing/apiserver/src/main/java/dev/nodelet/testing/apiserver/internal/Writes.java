@@ -175,6 +175,11 @@ final class Writes {
     if (failed != null) {
       return failed;
     }
+    MockResponse graceful = current == null || !resource.plural().equals("pods") ? null : GracefulDeletion.pending(
+        Json.read(current.getValue()), options, info, m -> markForDeletion(info.url().uri().getRawPath(), current, m));
+    if (graceful != null) {
+      return graceful;
+    }
     MockResponse response = store.handleDelete(request.getPath());
     if (response.code() == 404) {
       return Status.notFound(resource, info.name());
@@ -193,6 +198,14 @@ final class Writes {
           .setBody(deleted);
     }
     return Status.success(resource, info.name(), Json.read(deleted).path("metadata").path("uid").asText(null));
+  }
+
+  /** Stores a pod marked for graceful deletion with the next resourceVersion (a MODIFIED event); what it stored. */
+  private String markForDeletion(String path, Map.Entry<AttributeSet, String> current, String marked) {
+    ObjectNode pod = (ObjectNode) Json.read(marked);
+    pod.with("metadata").put("resourceVersion", String.valueOf(store.requestResourceVersion()));
+    store.processEvent(path, store.extractor().fromPath(path), current.getKey(), null, pod.toString());
+    return store.lastStored();
   }
 
   MockResponse deleteCollection(RecordedRequest request, RequestInfo info) {
