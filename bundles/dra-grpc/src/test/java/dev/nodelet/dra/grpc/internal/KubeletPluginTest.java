@@ -300,7 +300,9 @@ class KubeletPluginTest {
         new Plugin().bindService(), health.bindService());
     RegisteredDriver registered = registered(driver);
     Subscription first = registered.watchHealth(new Recorder());
-    await().until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0); // "Unimplemented" has arrived
+    // "Unimplemented" has arrived; looked at every millisecond, as the back-off lasts only 100 ms here
+    await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+        .until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0);
     // a consumer that gives up and watches again at once, as a retry loop would
     first.close();
     Recorder again = new Recorder();

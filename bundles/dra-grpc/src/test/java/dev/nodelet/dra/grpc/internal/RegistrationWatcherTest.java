@@ -282,6 +282,8 @@ class RegistrationWatcherTest {
     assertThat(listener.failures.get(0).retryable()).isTrue();
     assertThat(registered.unreachableFor(System.nanoTime())).isPositive();
     await().atMost(Duration.ofSeconds(10)).until(() -> !published.containsKey(driver.registrationSocket));
+    // the withdrawal is published first, then recorded as a failed registration
+    await().atMost(Duration.ofSeconds(10)).until(() -> !watcher.failedRegistrations().isEmpty());
     assertThat(watcher.failedRegistrations()).singleElement().satisfies(failure -> {
       assertThat(failure.driverName()).isEqualTo("gpu.example.com");
       assertThat(failure.lastError()).hasValueSatisfying(reason -> assertThat(reason)
