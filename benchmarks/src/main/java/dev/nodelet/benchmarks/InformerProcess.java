@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,8 +20,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The baseline process of measure 13: the same job as a node-only Nodelet done with fabric8 informers, on the client
  * Nodelet runs with ({@code KubeClients}, HTTP/2). One informer on the node's pods ({@code spec.nodeName}) and one
- * informer per ConfigMap those pods reference, as measure 2's baseline. Prints {@value #READY} once the pods are listed
- * and every referenced ConfigMap's informer has synced, then runs until its standard input closes.
+ * informer per ConfigMap those pods reference, as measure 2's baseline (with 2-minute request timeouts). Prints
+ * {@value #READY} once the pods are listed and every referenced ConfigMap's informer has synced, then runs until its
+ * standard input closes.
  *
  * <pre>java -cp benchmarks.jar dev.nodelet.benchmarks.InformerProcess KUBECONFIG NODE</pre>
  */
@@ -41,7 +43,10 @@ public final class InformerProcess {
       System.err.println("usage: InformerProcess KUBECONFIG NODE");
       System.exit(2);
     }
-    try (KubernetesClient client = KubeClients.builder().kubeconfig(args[0]).http2(true).build()) {
+    // long timeouts: with the defaults' 10 s, the informers' lists time out behind a thousand watch openings on a
+    // loaded machine and the informers stop
+    try (KubernetesClient client = KubeClients.builder().kubeconfig(args[0]).http2(true)
+        .requestTimeout(Duration.ofMinutes(2)).connectionTimeout(Duration.ofMinutes(1)).build()) {
       InformerProcess process = new InformerProcess(client);
       SharedIndexInformer<Pod> pods = client.pods().inAnyNamespace().withField("spec.nodeName", args[1])
           .inform(process.podHandler(), 0);
