@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -64,8 +65,9 @@ final class ProcessHarness {
       return new Run(kind, objects, -1, 0, null, Map.of(), 0, 0, "did not run: " + e);
     }
 
-    String or(String figure) {
-      return failure != null ? failure : figure;
+    /** The figure, or the failure when there are no figures to compute it from. */
+    String or(Function<Run, String> figure) {
+      return failure != null ? failure : figure.apply(this);
     }
   }
 
@@ -259,7 +261,7 @@ final class ProcessHarness {
     }
   }
 
-  private static List<Row> rows(List<Run[]> runs, List<String> jvm, int idle) {
+  static List<Row> rows(List<Run[]> runs, List<String> jvm, int idle) {
     List<Row> rows = new ArrayList<>();
     String flags = jvm.isEmpty() ? "the JVM's defaults" : String.join(" ", jvm);
     for (Run[] r : runs) {
@@ -269,28 +271,28 @@ final class ProcessHarness {
       boolean judged = count == 1000;
       String at = "node-only process, " + count + " watched ConfigMaps";
       rows.add(new Row(MEASURE, at + ": resident set, VmRSS (PSS); JVM flags " + flags,
-          n.or(rss(n)), baseline(b, ProcessHarness::rss), judged ? "≤ 96 MiB" : "—",
+          n.or(ProcessHarness::rss), baseline(b, ProcessHarness::rss), judged ? "≤ 96 MiB" : "—",
           judged && n.failure() == null ? Row.verdict(n.memory().rss() <= 96 * 1024) : "—"));
-      rows.add(new Row(MEASURE, at + ": where it goes (Native Memory Tracking, committed)", n.or(where(n)),
+      rows.add(new Row(MEASURE, at + ": where it goes (Native Memory Tracking, committed)", n.or(ProcessHarness::where),
           baseline(b, ProcessHarness::where), "—", "—"));
-      rows.add(new Row(MEASURE, at + ": live threads, by name", n.or(threads(n)),
+      rows.add(new Row(MEASURE, at + ": live threads, by name", n.or(ProcessHarness::threads),
           baseline(b, ProcessHarness::threads), judged ? "≤ 40" : "—",
           judged && n.failure() == null ? Row.verdict(ProcessProbe.count(n.threads()) <= 40) : "—"));
       rows.add(new Row(MEASURE, at + ": process start → ready line; ConfigMap watches open on the server then",
-          n.or(n.readyMillis() + " ms; " + n.watches() + " watches"),
+          n.or(x -> x.readyMillis() + " ms; " + x.watches() + " watches"),
           baseline(b, x -> x.readyMillis() + " ms; " + x.watches() + " watches"), judged ? "≤ 3 s" : "—",
           judged && n.failure() == null ? Row.verdict(n.readyMillis() <= 3000) : "—"));
       rows.add(new Row(MEASURE, at + ": CPU time (user + system) over " + idle + " s idle",
-          n.or(Stats.fmt(n.idleCpuSeconds()) + " s"), baseline(b, x -> Stats.fmt(x.idleCpuSeconds()) + " s"), "—",
-          "—"));
+          n.or(x -> Stats.fmt(x.idleCpuSeconds()) + " s"), baseline(b, x -> Stats.fmt(x.idleCpuSeconds()) + " s"),
+          "—", "—"));
     }
     rows.add(new Row(MEASURE, "kubelet, a whole node agent: resident set (published figures of the Kubernetes "
         + "project; reference)", "—", "roughly 60–150 MiB", "—", "—"));
     return rows;
   }
 
-  private static String baseline(Run b, java.util.function.Function<Run, String> figure) {
-    return b == null ? "—" : b.or(figure.apply(b));
+  private static String baseline(Run b, Function<Run, String> figure) {
+    return b == null ? "—" : b.or(figure);
   }
 
   private static String rss(Run r) {
