@@ -58,6 +58,7 @@ public class FelixKubeIT extends NodeletTestSupport {
 
   /** fabric8's own DS component: present in its bundle, deliberately left without its configuration. */
   private static final String FABRIC8_COMPONENT = "io.fabric8.kubernetes.client.osgi.ManagedKubernetesClient";
+  private static final String NODE_API_COMPONENT = "dev.nodelet.node.api.internal.NodeApiComponent";
 
   /**
    * Threads of a fabric8 client: Nodelet's task pool and Jetty's I/O threads and timer ({@code nodelet-kube-}), the
@@ -106,6 +107,11 @@ public class FelixKubeIT extends NodeletTestSupport {
       for (ComponentConfigurationDTO configuration : scr.getComponentConfigurationDTOs(description)) {
         boolean waitsForItsConfiguration = description.name.equals(FABRIC8_COMPONENT)
             && configuration.state == ComponentConfigurationDTO.UNSATISFIED_CONFIGURATION;
+        // the node's API runs in node mode only, which is off here: it waits for the registered node
+        boolean waitsForNodeMode = description.name.equals(NODE_API_COMPONENT)
+            && configuration.state == ComponentConfigurationDTO.UNSATISFIED_REFERENCE
+            && java.util.Arrays.stream(configuration.unsatisfiedReferences).allMatch(r -> r.name.equals("node"));
+        waitsForItsConfiguration |= waitsForNodeMode;
         if (configuration.state != ComponentConfigurationDTO.ACTIVE
             && configuration.state != ComponentConfigurationDTO.SATISFIED && !waitsForItsConfiguration) {
           unsatisfied.add(description.name + " state " + configuration.state);

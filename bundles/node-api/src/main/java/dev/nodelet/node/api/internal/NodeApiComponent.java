@@ -22,6 +22,7 @@ import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.log.LogReaderService;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
@@ -50,7 +51,10 @@ public final class NodeApiComponent {
    */
   @Activate
   public NodeApiComponent(BundleContext context, @Reference RegisteredNode node,
-      @Reference(cardinality = ReferenceCardinality.AT_LEAST_ONE) List<LogReaderService> readers,
+      // optional, so that a framework whose log service declares no capability (Karaf's pax-logging) resolves the
+      // bundle; greedy, so that a log service that comes later is read too
+      @Reference(cardinality = ReferenceCardinality.MULTIPLE, policyOption = ReferencePolicyOption.GREEDY)
+      List<LogReaderService> readers,
       NodeApiConfiguration config) {
     InetAddress address;
     try {
