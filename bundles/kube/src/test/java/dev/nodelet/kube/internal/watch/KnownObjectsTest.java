@@ -75,7 +75,7 @@ class KnownObjectsTest {
 
   @Test
   void linesSpanningChunksAreJoinedAndNoBufferIsKeptBetweenWholeLines() {
-    LineSplitter lines = new LineSplitter();
+    HttpReflector.LineSplitter lines = new HttpReflector.LineSplitter();
 
     assertThat(lines.feed(bytes("{\"a\":1}\n{\"b\""))).containsExactly("{\"a\":1}");
     assertThat(lines.rest()).isEqualTo("{\"b\"");
