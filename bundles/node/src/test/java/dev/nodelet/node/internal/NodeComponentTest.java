@@ -98,7 +98,8 @@ class NodeComponentTest {
 
     component.deactivate();
     component = null;
-    assertThat(nodeThreads()).isZero();
+    // the pool's workers end just after it is shut down
+    await().atMost(WAIT).until(() -> nodeThreads() == 0);
     assertThat(registry.registered).isEmpty();
   }
 
@@ -121,7 +122,7 @@ class NodeComponentTest {
     component.modified(config(Map.of("enabled", false)));
     assertThat(component.running()).isFalse();
     assertThat(registry.registered.keySet()).as("RegisteredNode withdrawn").noneMatch(RegisteredNode.class::isInstance);
-    assertThat(nodeThreads()).isZero();
+    await().atMost(WAIT).until(() -> nodeThreads() == 0);
   }
 
   @Test
