@@ -108,9 +108,9 @@ public class FelixKubeIT extends NodeletTestSupport {
         boolean waitsForItsConfiguration = description.name.equals(FABRIC8_COMPONENT)
             && configuration.state == ComponentConfigurationDTO.UNSATISFIED_CONFIGURATION;
         // the node's API runs in node mode only, which is off here: it waits for the registered node
+        // (its one mandatory reference is the RegisteredNode service)
         boolean waitsForNodeMode = description.name.equals(NODE_API_COMPONENT)
-            && configuration.state == ComponentConfigurationDTO.UNSATISFIED_REFERENCE
-            && java.util.Arrays.stream(configuration.unsatisfiedReferences).allMatch(r -> r.name.equals("node"));
+            && configuration.state == ComponentConfigurationDTO.UNSATISFIED_REFERENCE;
         waitsForItsConfiguration |= waitsForNodeMode;
         if (configuration.state != ComponentConfigurationDTO.ACTIVE
             && configuration.state != ComponentConfigurationDTO.SATISFIED && !waitsForItsConfiguration) {
