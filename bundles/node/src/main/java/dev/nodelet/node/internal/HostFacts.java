@@ -24,7 +24,7 @@ import java.util.Optional;
  * @param osImage the distribution's name ({@code PRETTY_NAME} of {@code /etc/os-release})
  * @param kernelVersion the kernel's version
  * @param runtimeVersion the OSGi framework, {@code osgi://<symbolic name>/<version>}
- * @param nodeletVersion Nodelet's version, e.g. {@code 0.1.0-SNAPSHOT}
+ * @param nodeletVersion Nodelet's version, e.g. {@code 0.2.0-SNAPSHOT}
  * @param machineId {@code /etc/machine-id}; empty where there is none
  * @param bootId {@code /proc/sys/kernel/random/boot_id}, which a reboot changes; empty where there is none
  */

@@ -180,7 +180,7 @@ public final class NodeComponent implements RegisteredNode {
         Path.of(storage != null ? storage : System.getProperty("java.io.tmpdir")));
   }
 
-  /** 0.1.0.SNAPSHOT as Maven writes it: 0.1.0-SNAPSHOT. */
+  /** 0.2.0.SNAPSHOT as Maven writes it: 0.2.0-SNAPSHOT. */
   static String version(Version version) {
     String base = version.getMajor() + "." + version.getMinor() + "." + version.getMicro();
     return version.getQualifier().isEmpty() ? base : base + "-" + version.getQualifier();

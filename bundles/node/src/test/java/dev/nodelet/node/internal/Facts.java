@@ -8,6 +8,6 @@ final class Facts {
 
   static HostFacts of(int cpus) {
     return new HostFacts(cpus, 4L << 30, 100L << 30, "10.0.0.7", "linux", "amd64", "Debian GNU/Linux 12 (bookworm)",
-        "6.1.0-test", "osgi://org.apache.felix.framework/7.0.5", "0.1.0-SNAPSHOT", "4c4c45440038", "boot-1");
+        "6.1.0-test", "osgi://org.apache.felix.framework/7.0.5", "0.2.0-SNAPSHOT", "4c4c45440038", "boot-1");
   }
 }

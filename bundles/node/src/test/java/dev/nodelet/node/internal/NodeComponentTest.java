@@ -27,7 +27,7 @@ class NodeComponentTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
   private static final String NODE = "node-a";
   private static final NodeComponent.Environment ENVIRONMENT = new NodeComponent.Environment(
-      "osgi://org.apache.felix.framework/7.0.5", "0.1.0-SNAPSHOT", Path.of(System.getProperty("java.io.tmpdir")));
+      "osgi://org.apache.felix.framework/7.0.5", "0.2.0-SNAPSHOT", Path.of(System.getProperty("java.io.tmpdir")));
 
   private EmbeddedApiServer server;
   private KubernetesClient client;
@@ -171,7 +171,7 @@ class NodeComponentTest {
 
   @Test
   void theVersionIsWrittenAsMavenWritesIt() {
-    assertThat(NodeComponent.version(new Version("0.1.0.SNAPSHOT"))).isEqualTo("0.1.0-SNAPSHOT");
+    assertThat(NodeComponent.version(new Version("0.2.0.SNAPSHOT"))).isEqualTo("0.2.0-SNAPSHOT");
     assertThat(NodeComponent.version(new Version("1.2.3"))).isEqualTo("1.2.3");
   }
 

@@ -85,7 +85,7 @@ class NodeRegistrationTest {
         .containsExactly("InternalIP=10.0.0.7", "Hostname=" + NODE);
     assertThat(node.getStatus().getDaemonEndpoints().getKubeletEndpoint().getPort()).isEqualTo(10250);
     var info = node.getStatus().getNodeInfo();
-    assertThat(info.getKubeletVersion()).isEqualTo("v1.34.0-nodelet.0.1.0-SNAPSHOT");
+    assertThat(info.getKubeletVersion()).isEqualTo("v1.34.0-nodelet.0.2.0-SNAPSHOT");
     assertThat(info.getContainerRuntimeVersion()).isEqualTo("osgi://org.apache.felix.framework/7.0.5");
     assertThat(List.of(info.getOperatingSystem(), info.getArchitecture(), info.getOsImage(),
         info.getKernelVersion(), info.getMachineID(), info.getBootID())).containsExactly("linux", "amd64",
