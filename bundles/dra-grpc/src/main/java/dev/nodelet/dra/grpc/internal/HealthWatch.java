@@ -1,17 +1,17 @@
 package dev.nodelet.dra.grpc.internal;
 
+import dev.nodelet.controller.Backoff;
+import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
-import dev.nodelet.controller.Backoff;
-import dev.nodelet.controller.Scheduler;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One listener's watch of a kubelet plugin's device health: one {@code NodeWatchResources} call at a time on the
  * plugin's channel. A plugin that advertised health but answers "Unimplemented" is asked again after the plugin's
- * health {@link Backoff} ({@link KubeletPlugin#healthBackoff}, logged once), and the devices this watch reported turn Unknown meanwhile; any other end of
- * the call ends the watch and the listener hears of it once, as retryable. Nothing reaches the listener after
+ * health {@link Backoff} ({@link KubeletPlugin#healthBackoff}, logged once), and the devices this watch reported turn
+ * Unknown meanwhile; any other end of the call ends the watch and the listener hears of it once, as retryable. Nothing reaches the listener after
  * {@link #close}.
  *
  * @param <Q> the request type of the health API version
@@ -51,8 +51,7 @@ final class HealthWatch<Q, R> implements Subscription {
    * @param start starts one call that delivers to the observer
    */
   HealthWatch(String who, String service, HealthListener listener, Backoff backoff, Scheduler scheduler,
-      Consumer<ClientResponseObserver<Q, R>> start,
-      Function<R, List<DeviceHealth>> decode) {
+      Consumer<ClientResponseObserver<Q, R>> start, Function<R, List<DeviceHealth>> decode) {
     this.who = who;
     this.service = service;
     this.listener = listener;
