@@ -1,6 +1,7 @@
 package dev.nodelet.dra.internal;
 
-import dev.nodelet.dra.runtime.Scheduler;
+import dev.nodelet.controller.Backoff;
+import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
@@ -76,7 +77,7 @@ final class DriverMonitor {
   /** The delay of the pending retry, or else the delay the next retryable error would cause. */
   Duration backoff() {
     synchronized (lock) {
-      return retryDelay != null ? retryDelay : backoff.get(scheduler.nanoTime());
+      return retryDelay != null ? retryDelay : backoff.delay(scheduler.nanoTime());
     }
   }
 
@@ -194,8 +195,8 @@ final class DriverMonitor {
         subscription = null;
         if (retryable) {
           long now = scheduler.nanoTime();
-          delay = backoff.get(now);
-          backoff.next(now);
+          delay = backoff.delay(now); // the kubelet retries the first failure at once
+          backoff.failed(now);
           retryDelay = delay;
           retry = scheduler.schedule(DriverMonitor.this::subscribe, delay);
           failures = ++failuresInARow;

@@ -2,8 +2,9 @@ package dev.nodelet.dra.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.nodelet.controller.Backoff;
+import dev.nodelet.controller.DrivableScheduler;
 import dev.nodelet.dra.Pool;
-import dev.nodelet.dra.runtime.ManualScheduler;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -23,7 +24,7 @@ class DriverMonitorLoggingTest {
 
   private static final String FAILED = "The snapshot stream of DRA driver gpu.example.com failed";
 
-  private final ManualScheduler time = new ManualScheduler();
+  private final DrivableScheduler time = new DrivableScheduler();
   private final PrintStream original = System.err;
   private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
   private final TestDriver driver = new TestDriver("gpu.example.com");
@@ -38,7 +39,7 @@ class DriverMonitorLoggingTest {
         captured.write(b);
       }
     }, true, StandardCharsets.UTF_8));
-    Backoff backoff = new Backoff(Duration.ofSeconds(5), Duration.ofSeconds(180), 0, () -> 0.0);
+    Backoff backoff = Backoff.exponential(Duration.ofSeconds(5), Duration.ofSeconds(180)).build();
     monitor = new DriverMonitor(driver, "gpu.example.com", time, backoff, new DriverMonitor.Sink() {
       @Override
       public void snapshot(DriverMonitor m, List<Pool> pools) {

@@ -1,5 +1,6 @@
 package dev.nodelet.node.internal;
 
+import dev.nodelet.controller.Backoff;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
@@ -38,8 +39,10 @@ final class NodeAgent implements AutoCloseable {
   private final NodeRegistration registration;
   private final NodeLease lease;
   private final NodeStatusReporter status;
-  private final Backoff registrationBackoff = new Backoff(Duration.ofMillis(REGISTRATION_INITIAL_MS), BACKOFF_MAX);
-  private final Backoff leaseBackoff = new Backoff(LEASE_RETRY_INITIAL, BACKOFF_MAX);
+  // doubling after each failure up to the cap, from the initial delay again after a success
+  private final Backoff registrationBackoff =
+      Backoff.exponential(Duration.ofMillis(REGISTRATION_INITIAL_MS), BACKOFF_MAX).build();
+  private final Backoff leaseBackoff = Backoff.exponential(LEASE_RETRY_INITIAL, BACKOFF_MAX).build();
   private final Map<String, Timer.Cancellable> pending = new HashMap<>(); // guarded by this
   private boolean closed; // guarded by this
   private volatile String nodeUid; // from the registration
@@ -67,6 +70,12 @@ final class NodeAgent implements AutoCloseable {
         () -> knownUid.get().or(() -> Optional.ofNullable(nodeUid)));
   }
 
+  /** The agent's time for its back-offs, from its clock, so that tests drive both. */
+  private long nanoTime() {
+    Instant now = clock.instant();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
   static Builder builder(KubernetesClient client, NodeObjects.Identity identity, NodeSettings settings,
       Supplier<HostFacts> facts) {
     return new Builder(client, identity, settings, facts);
@@ -82,7 +91,7 @@ final class NodeAgent implements AutoCloseable {
     try {
       node = registration.register();
     } catch (RuntimeException e) {
-      Duration delay = registrationBackoff.next();
+      Duration delay = registrationBackoff.failed(nanoTime());
       problem = "node " + nodeName + " not registered: " + e.getMessage();
       if (registrationFailures++ == 0) {
         LOG.warn("Node {} could not be registered, retrying with back-off up to {} s: {}", nodeName,
@@ -114,7 +123,7 @@ final class NodeAgent implements AutoCloseable {
       }
       leaseFailures = 0;
     } catch (RuntimeException e) {
-      next = leaseBackoff.next();
+      next = leaseBackoff.failed(nanoTime());
       if (leaseFailures++ == 0) {
         LOG.warn("Lease {}/{} could not be renewed, retrying after {} ms doubling to {} s: {}", NodeLease.NAMESPACE,
             nodeName, next.toMillis(), BACKOFF_MAX.toSeconds(), e.getMessage());

@@ -1,6 +1,6 @@
 package dev.nodelet.node.internal;
 
-import dev.nodelet.dra.runtime.ManualScheduler;
+import dev.nodelet.controller.DrivableScheduler;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,14 +9,14 @@ import java.time.ZoneOffset;
 import java.util.List;
 
 /**
- * Time the test moves: the DRA controller's {@link ManualScheduler} as the node's {@link Timer}, and a {@link Clock}
- * that reads the same time, so that what runs when and the times it writes agree.
+ * Time the test moves: the controller runtime's {@link DrivableScheduler} as the node's {@link Timer}, and a
+ * {@link Clock} that reads the same time, so that what runs when and the times it writes agree.
  */
 final class DrivenTime extends Clock {
 
   static final Instant START = Instant.parse("2026-11-28T10:00:00Z");
 
-  private final ManualScheduler scheduler = new ManualScheduler();
+  private final DrivableScheduler scheduler = new DrivableScheduler();
   private final long origin = scheduler.nanoTime();
 
   /** The timer to give the agent. */

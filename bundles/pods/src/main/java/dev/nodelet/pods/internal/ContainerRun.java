@@ -1,5 +1,6 @@
 package dev.nodelet.pods.internal;
 
+import dev.nodelet.controller.Backoff;
 import io.fabric8.kubernetes.api.model.ContainerState;
 import io.fabric8.kubernetes.api.model.ContainerStateBuilder;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -17,10 +18,17 @@ final class ContainerRun {
   /** The kubelet's container states. */
   enum State { WAITING, RUNNING, TERMINATED }
 
+  /** The kubelet's back-off for restarts and image pulls: 10 s before the first retry, doubling to 5 minutes. */
+  static final Duration BACKOFF_INITIAL = Duration.ofSeconds(10);
+  static final Duration BACKOFF_MAX = Duration.ofMinutes(5);
+  /** A container that ran this long before it ended starts again at 10 s. */
+  static final Duration BACKOFF_RESET_AFTER = Duration.ofMinutes(10);
+
   final String name;
   final String image;
   final String location;
-  final Backoff backoff = new Backoff();
+  final Backoff backoff = Backoff.exponential(BACKOFF_INITIAL, BACKOFF_MAX).resetAfterRunning(BACKOFF_RESET_AFTER)
+      .build();
   long bundleId = -1;
   String imageId = "";
   State state = State.WAITING;
@@ -37,6 +45,31 @@ final class ContainerRun {
     this.name = name;
     this.image = image;
     this.location = location;
+  }
+
+  /**
+   * A failure: the next retry waits the next delay of the back-off.
+   *
+   * @param ranFor how long the container ran before it ended; {@link Duration#ZERO} for a failure to start or pull
+   * @return the delay
+   */
+  Duration backoffFailed(Instant now, Duration ranFor) {
+    return backoff.failed(nanos(now), ranFor);
+  }
+
+  /** True while a retry must wait. */
+  boolean backingOff(Instant now) {
+    return backoff.waiting(nanos(now));
+  }
+
+  /** When the retry may happen; {@link Instant#MIN} without a failure. */
+  Instant retryAt() {
+    return backoff.failures() == 0 ? Instant.MIN : Instant.EPOCH.plusNanos(backoff.notBeforeNanos());
+  }
+
+  /** The back-off counts in nanoseconds: the pods' wall clock as nanoseconds since the epoch (good until 2262). */
+  private static long nanos(Instant at) {
+    return Math.addExact(Math.multiplyExact(at.getEpochSecond(), 1_000_000_000L), at.getNano());
   }
 
   void waiting(String reason, String message) {

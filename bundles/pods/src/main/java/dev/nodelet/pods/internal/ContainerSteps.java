@@ -76,7 +76,7 @@ final class ContainerSteps {
     }
     if ("CrashLoopBackOff".equals(c.reason) || "ImagePullBackOff".equals(c.reason)
         || "ErrImagePull".equals(c.reason) || "CreateContainerError".equals(c.reason)) {
-      if (c.backoff.waiting(now)) {
+      if (c.backingOff(now)) {
         if ("ErrImagePull".equals(c.reason)) {
           c.waiting("ImagePullBackOff", "Back-off pulling image \"" + c.image + "\": " + c.message);
         }
@@ -112,7 +112,7 @@ final class ContainerSteps {
       events.warning(pod.pod, c.name, "InspectFailed", e.getMessage());
       return null;
     } catch (ImagePullException e) {
-      c.backoff.failed(now, java.time.Duration.ZERO);
+      c.backoffFailed(now, java.time.Duration.ZERO);
       c.waiting("ErrImagePull", e.getMessage());
       events.warning(pod.pod, c.name, "Failed", "Failed to pull image \"" + c.image + "\": " + e.getMessage());
       LOG.info("Container {} cannot pull its image: {}", c.location, e.getMessage());
@@ -131,7 +131,7 @@ final class ContainerSteps {
       events.normal(pod.pod, c.name, "Created", "Created container: " + c.name);
       return bundle;
     } catch (BundleException | IOException e) {
-      c.backoff.failed(now, java.time.Duration.ZERO);
+      c.backoffFailed(now, java.time.Duration.ZERO);
       c.waiting("CreateContainerError", "cannot install " + c.image + ": " + e.getMessage());
       events.warning(pod.pod, c.name, "Failed", "Error: " + c.message);
       return null;
@@ -169,9 +169,9 @@ final class ContainerSteps {
     if (!restart) {
       return;
     }
-    c.backoff.failed(now, c.ranFor());
+    java.time.Duration delay = c.backoffFailed(now, c.ranFor());
     c.keepTermination();
-    c.waiting("CrashLoopBackOff", "back-off " + c.backoff.delay().toSeconds() + "s restarting failed container="
+    c.waiting("CrashLoopBackOff", "back-off " + delay.toSeconds() + "s restarting failed container="
         + c.name + " pod=" + pod.name() + "_" + pod.namespace() + "(" + pod.uid + ")");
   }
 

@@ -418,7 +418,7 @@ final class PodRuntime implements AutoCloseable {
         } else if ("ContainerCreating".equals(c.reason) || "CreateContainerConfigError".equals(c.reason)) {
           at = now.plus(MISSING_OBJECT_RETRY); // a missing object's arrival also comes as a watch event
         } else {
-          at = c.backoff.until();
+          at = c.retryAt();
         }
         if (at.isAfter(now) && (next == null || at.isBefore(next))) {
           next = at;

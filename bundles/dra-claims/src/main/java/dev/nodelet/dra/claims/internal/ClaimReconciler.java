@@ -1,5 +1,6 @@
 package dev.nodelet.dra.claims.internal;
 
+import dev.nodelet.controller.ExecutorScheduler;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ContainerDevices;
@@ -84,8 +85,8 @@ public final class ClaimReconciler implements AutoCloseable {
     this.sweepPeriod = s.sweepPeriod();
     this.gates = s.gates();
     this.checkpoint = new Checkpoint(s.stateDirectory(), clock);
-    this.health = new HealthTracker(clock, executor, s.healthRetry(), new HealthState(s.stateDirectory()),
-        this::requestSync);
+    this.health = new HealthTracker(clock, ExecutorScheduler.on(executor, "the DRA claim manager"), s.healthRetry(),
+        new HealthState(s.stateDirectory()), this::requestSync);
     this.podHealth = new PodHealthStatus(s.client(), health);
     this.wakeUps = new WakeUps(clock, executor, guarded(this::requestSync));
     this.drivers = new Drivers(health);

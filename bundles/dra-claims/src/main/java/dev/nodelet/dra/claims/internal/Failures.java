@@ -1,5 +1,6 @@
 package dev.nodelet.dra.claims.internal;
 
+import dev.nodelet.controller.RateLimiter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,8 +15,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The steps that failed, per claim, with an exponential backoff; and per pod the earliest time it is tried again.
- * Touched by the claim manager's thread only.
+ * The steps that failed, per claim, with the controller runtime's per-item exponential back-off ({@code initial}
+ * doubling per failure up to {@code max}, forgotten when the step succeeds); and per pod the earliest time it is
+ * tried again. Touched by the claim manager's thread only.
  */
 final class Failures {
 
@@ -29,22 +31,21 @@ final class Failures {
   }
 
   private final Clock clock;
-  private final Duration initial;
-  private final Duration max;
+  private final RateLimiter<String> delays;
   private final Map<String, Failure> byClaim = new TreeMap<>();
   private final Map<String, Instant> podRetry = new HashMap<>();
 
   Failures(Clock clock, Duration initial, Duration max) {
     this.clock = clock;
-    this.initial = initial;
-    this.max = max;
+    // a cap below the first delay is every delay, as it always was
+    this.delays = RateLimiter.itemExponential(initial.compareTo(max) > 0 ? max : initial, max);
   }
 
   void fail(String namespace, String name, String podUid, String message) {
     String key = namespace + "/" + name;
     Failure before = byClaim.get(key);
-    int attempts = before == null ? 1 : before.attempts() + 1;
-    long delay = Math.min(max.toMillis(), initial.toMillis() << Math.min(attempts - 1, 20));
+    long delay = delays.when(key).toMillis();
+    int attempts = delays.numRequeues(key);
     Instant next = clock.instant().plusMillis(delay);
     byClaim.put(key, new Failure(namespace, name, podUid, message, attempts, next));
     if (podUid != null) {
@@ -63,10 +64,17 @@ final class Failures {
 
   void clear(String claimKey) {
     byClaim.remove(claimKey);
+    delays.forget(claimKey);
   }
 
   void clearIf(Predicate<Failure> which) {
-    byClaim.values().removeIf(which);
+    byClaim.values().removeIf(f -> {
+      boolean cleared = which.test(f);
+      if (cleared) {
+        delays.forget(f.key());
+      }
+      return cleared;
+    });
   }
 
   Collection<Failure> all() {

@@ -1,5 +1,6 @@
 package dev.nodelet.dra.claims.internal;
 
+import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.HealthListener;
@@ -15,9 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +31,7 @@ public final class HealthTracker implements AutoCloseable {
   static final int MAX_MESSAGE = 1024;
 
   private final Clock clock;
-  private final ScheduledExecutorService executor;
+  private final Scheduler scheduler;
   private final Duration retry;
   private final HealthState state;
   private final Runnable onChange;
@@ -44,14 +42,14 @@ public final class HealthTracker implements AutoCloseable {
   private boolean closed; // guarded by lock
 
   /**
+   * @param scheduler where a broken stream's retry waits (the claim manager's executor; drivable in tests)
    * @param state where the health is persisted and restored from
    * @param onChange called (on the reporting thread, must not block) after a device's health, message or timeout
    *     changed, or a driver's health was cleared
    */
-  public HealthTracker(Clock clock, ScheduledExecutorService executor, Duration retry, HealthState state,
-      Runnable onChange) {
+  public HealthTracker(Clock clock, Scheduler scheduler, Duration retry, HealthState state, Runnable onChange) {
     this.clock = clock;
-    this.executor = executor;
+    this.scheduler = scheduler;
     this.retry = retry;
     this.state = state;
     this.onChange = onChange;
@@ -170,7 +168,7 @@ public final class HealthTracker implements AutoCloseable {
     private final String driverName;
     private final DraDriver driver;
     private Subscription subscription; // guarded by lock
-    private ScheduledFuture<?> retryTimer; // guarded by lock
+    private Scheduler.Task retryTimer; // guarded by lock
     private boolean stopped; // guarded by lock
     private boolean noHealth; // guarded by lock: the driver reports no health
     private int failures; // guarded by lock: retries since the stream last delivered a report
@@ -218,7 +216,7 @@ public final class HealthTracker implements AutoCloseable {
         open = subscription;
         subscription = null;
         if (retryTimer != null) {
-          retryTimer.cancel(false);
+          retryTimer.cancel();
         }
       }
       if (open != null) {
@@ -275,7 +273,7 @@ public final class HealthTracker implements AutoCloseable {
             LOG.debug("The health stream of DRA driver {} failed again ({}, attempt {})", driverName,
                 cause.getMessage(), failures, cause);
           }
-          retryTimer = executor.schedule(this::open, retry.toMillis(), TimeUnit.MILLISECONDS);
+          retryTimer = scheduler.schedule(this::open, retry);
         } else {
           cleared = reports.remove(driverName) != null;
           LOG.info("DRA driver {} reports no device health: {}", driverName, cause.getMessage());

@@ -2,6 +2,7 @@ package dev.nodelet.dra.claims.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.nodelet.controller.DrivableScheduler;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
@@ -17,9 +18,6 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,7 +38,7 @@ class HealthTrackerLoggingTest {
 
   private final PrintStream original = System.err;
   private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
-  private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+  private final DrivableScheduler time = new DrivableScheduler();
 
   @BeforeEach
   void capture() {
@@ -56,10 +54,8 @@ class HealthTrackerLoggingTest {
   }
 
   @AfterEach
-  void restore() throws InterruptedException {
+  void restore() {
     System.setErr(original);
-    executor.shutdownNow();
-    executor.awaitTermination(10, TimeUnit.SECONDS);
   }
 
   private List<String> lines(String containing) {
@@ -98,10 +94,15 @@ class HealthTrackerLoggingTest {
   @Test
   void aFailingHealthStreamWarnsOnceThenSaysWhenItWorksAgain() throws Exception {
     FailingHealthDriver driver = new FailingHealthDriver(20);
-    try (HealthTracker tracker = new HealthTracker(Clock.systemUTC(), executor, Duration.ofMillis(1),
+    try (HealthTracker tracker = new HealthTracker(Clock.systemUTC(), time, Duration.ofMillis(1),
         new HealthState(dir), () -> { })) {
-      executor.execute(() -> tracker.follow(DRIVER, driver));
-      assertThat(driver.reported.await(30, TimeUnit.SECONDS)).as("reported after 20 failures").isTrue();
+      tracker.follow(DRIVER, driver);
+      for (int retry = 1; retry <= 20; retry++) {
+        assertThat(time.pendingDelays()).as("retry " + retry + " waits").containsExactly(Duration.ofMillis(1));
+        time.advance(Duration.ofMillis(1));
+      }
+      assertThat(driver.reported.getCount()).as("reported after 20 failures").isZero();
+      assertThat(time.pending()).isZero();
       assertThat(driver.attempts).hasValue(21);
       assertThat(lines("The health stream of DRA driver " + DRIVER)).containsExactly(
           "WARN dev.nodelet.dra.claims.internal.HealthTracker - The health stream of DRA driver"

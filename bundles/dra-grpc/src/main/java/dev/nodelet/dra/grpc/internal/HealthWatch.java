@@ -1,18 +1,18 @@
 package dev.nodelet.dra.grpc.internal;
 
+import dev.nodelet.controller.Backoff;
+import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One listener's watch of a kubelet plugin's device health: one {@code NodeWatchResources} call at a time on the
  * plugin's channel. A plugin that advertised health but answers "Unimplemented" is asked again after the plugin's
- * {@link HealthBackoff} (logged once), and the devices this watch reported turn Unknown meanwhile; any other end of
- * the call ends the watch and the listener hears of it once, as retryable. Nothing reaches the listener after
+ * health {@link Backoff} ({@link KubeletPlugin#healthBackoff}, logged once), and the devices this watch reported turn
+ * Unknown meanwhile; any other end of the call ends the watch and the listener hears of it once, as retryable. Nothing reaches the listener after
  * {@link #close}.
  *
  * @param <Q> the request type of the health API version
@@ -35,14 +35,14 @@ final class HealthWatch<Q, R> implements Subscription {
   private final String who;
   private final String service;
   private final HealthListener listener;
-  private final HealthBackoff backoff;
-  private final ScheduledExecutorService scheduler;
+  private final Backoff backoff; // one per plugin, shared by its watches
+  private final Scheduler scheduler;
   private final Consumer<ClientResponseObserver<Q, R>> start;
   private final Function<R, List<DeviceHealth>> decode;
   private final Object lock = new Object();
   private final Map<String, DeviceHealth> reported = new LinkedHashMap<>(); // by the one calling thread at a time
   private Call current; // guarded by lock
-  private ScheduledFuture<?> timer; // guarded by lock
+  private Scheduler.Task timer; // guarded by lock
   private boolean closed; // guarded by lock
 
   /**
@@ -50,9 +50,8 @@ final class HealthWatch<Q, R> implements Subscription {
    * @param service the advertised health service, for messages
    * @param start starts one call that delivers to the observer
    */
-  HealthWatch(String who, String service, HealthListener listener, HealthBackoff backoff,
-      ScheduledExecutorService scheduler, Consumer<ClientResponseObserver<Q, R>> start,
-      Function<R, List<DeviceHealth>> decode) {
+  HealthWatch(String who, String service, HealthListener listener, Backoff backoff, Scheduler scheduler,
+      Consumer<ClientResponseObserver<Q, R>> start, Function<R, List<DeviceHealth>> decode) {
     this.who = who;
     this.service = service;
     this.listener = listener;
@@ -64,8 +63,8 @@ final class HealthWatch<Q, R> implements Subscription {
 
   /** Calls the driver now, or when its back-off is over; returns this. */
   HealthWatch<Q, R> open() {
-    long wait = backoff.remainingNanos(System.nanoTime());
-    if (wait > 0) {
+    Duration wait = backoff.remaining(scheduler.nanoTime());
+    if (!wait.isZero()) {
       schedule(wait);
     } else {
       call();
@@ -85,13 +84,13 @@ final class HealthWatch<Q, R> implements Subscription {
     start.accept(call);
   }
 
-  private void schedule(long delayNanos) {
+  private void schedule(Duration delay) {
     synchronized (lock) {
       if (closed) {
         return;
       }
       try {
-        timer = scheduler.schedule(this::call, delayNanos, TimeUnit.NANOSECONDS);
+        timer = scheduler.schedule(this::call, delay);
         return;
       } catch (RejectedExecutionException e) {
         closed = true; // the transport is shutting down: the bundle stops
@@ -126,7 +125,7 @@ final class HealthWatch<Q, R> implements Subscription {
       }
       closed = true;
       if (timer != null) {
-        timer.cancel(false);
+        timer.cancel();
       }
       if (current != null) {
         open = current.requests;
@@ -138,14 +137,18 @@ final class HealthWatch<Q, R> implements Subscription {
   }
 
   private void unimplemented(Call call, Status status) {
-    long delay = backoff.unimplemented(System.nanoTime());
-    if (backoff.firstLog()) {
+    Duration delay;
+    boolean first;
+    synchronized (backoff) {
+      delay = backoff.failed(scheduler.nanoTime());
+      first = backoff.failures() == 1; // logged once per plugin until it reports
+    }
+    if (first) {
       LOG.info("{} advertises {} but answers {}; asking again after {} ms, doubling up to {} ms (logged once)",
-          who, service, GrpcDraDriver.describe(status), TimeUnit.NANOSECONDS.toMillis(delay),
-          backoff.cap().toMillis());
+          who, service, GrpcDraDriver.describe(status), delay.toMillis(), backoff.max().toMillis());
     } else {
       LOG.debug("{} still answers {} to NodeWatchResources; asking again after {} ms", who, status.getCode(),
-          TimeUnit.NANOSECONDS.toMillis(delay));
+          delay.toMillis());
     }
     if (!reported.isEmpty() && isCurrent(call)) {
       listener.onHealth(reported.values().stream().map(d -> new DeviceHealth(d.poolName(), d.deviceName(),
@@ -169,7 +172,12 @@ final class HealthWatch<Q, R> implements Subscription {
       if (!isCurrent(this)) {
         return;
       }
-      if (backoff.answered()) {
+      boolean answered;
+      synchronized (backoff) {
+        answered = backoff.failures() > 0;
+        backoff.reset();
+      }
+      if (answered) {
         LOG.info("{} reports device health on {} again", who, service);
       }
       List<DeviceHealth> devices = decode.apply(response);

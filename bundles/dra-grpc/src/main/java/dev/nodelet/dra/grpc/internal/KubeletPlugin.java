@@ -1,5 +1,8 @@
 package dev.nodelet.dra.grpc.internal;
 
+import dev.nodelet.controller.Backoff;
+import dev.nodelet.controller.ExecutorScheduler;
+import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.HealthListener;
@@ -23,7 +26,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -42,33 +44,39 @@ final class KubeletPlugin extends RegisteredDriver {
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(45);
   /** The kubelet's lease of a health report that names no timeout. */
   static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(30);
+  /** The kubelet's health retry after "Unimplemented": the first delay, doubling up to the cap. */
+  static final Duration HEALTH_RETRY_INITIAL = Duration.ofSeconds(5);
+  static final Duration HEALTH_RETRY_CAP = Duration.ofMinutes(5);
 
   private final String protocol;
   private final String health;
   private final ManagedChannel channel;
   private final Duration callTimeout;
-  private final ScheduledExecutorService scheduler;
-  private final HealthBackoff healthBackoff;
+  private final Scheduler scheduler;
+  private final Backoff healthBackoff;
 
   KubeletPlugin(String driverName, Path endpoint, String protocol, String health, Transport transport,
       Duration callTimeout) {
     this(driverName, endpoint, protocol, health, transport, callTimeout,
-        new HealthBackoff(HealthBackoff.INITIAL, HealthBackoff.CAP));
+        healthBackoff(HEALTH_RETRY_INITIAL, HEALTH_RETRY_CAP), null);
   }
 
   /**
    * @param protocol {@link #V1} or {@link #V1BETA1}
    * @param health {@link #HEALTH_V1}, {@link #HEALTH_V1ALPHA1} or {@code null} when the plugin advertises neither
-   * @param healthBackoff when to ask again for health after "Unimplemented"
+   * @param healthBackoff when to ask again for health after "Unimplemented", one per plugin
+   * @param healthTime the time of that back-off; {@code null} for the transport's event loop
    */
   KubeletPlugin(String driverName, Path endpoint, String protocol, String health, Transport transport,
-      Duration callTimeout, HealthBackoff healthBackoff) {
+      Duration callTimeout, Backoff healthBackoff, Scheduler healthTime) {
     super(driverName, endpoint);
     this.protocol = protocol;
     this.health = health;
     this.callTimeout = callTimeout;
     this.healthBackoff = healthBackoff;
-    this.scheduler = transport.scheduler();
+    // the event loop: the timers end with the transport
+    this.scheduler = healthTime != null ? healthTime
+        : ExecutorScheduler.on(transport.scheduler(), "the DRA gRPC transport");
     // the one connection of this endpoint, for the DRA calls and the health stream alike (kubernetes#134125)
     this.channel = transport.channel(endpoint);
   }
@@ -85,7 +93,12 @@ final class KubeletPlugin extends RegisteredDriver {
 
   /** How long until the driver may be asked for health again after "Unimplemented"; zero when it may now. */
   long healthRetryInNanos() {
-    return healthBackoff.remainingNanos(System.nanoTime());
+    return healthBackoff.remaining(scheduler.nanoTime()).toNanos();
+  }
+
+  /** The health back-off of one plugin: {@code initial} doubling per "Unimplemented" up to {@code cap}. */
+  static Backoff healthBackoff(Duration initial, Duration cap) {
+    return Backoff.exponential(initial, cap.compareTo(initial) < 0 ? initial : cap).build();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.nodelet.dra.grpc.internal;
 
+import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.grpc.pluginregistration.InfoRequest;
 import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationGrpc;
@@ -54,6 +55,7 @@ final class Registrar {
   private final Duration callTimeout;
   private final Duration healthInitial;
   private final Duration healthCap;
+  private final Scheduler healthTime;
 
   Registrar(Transport transport, Duration timeout) {
     this(transport, timeout, KubeletPlugin.CALL_TIMEOUT);
@@ -61,19 +63,22 @@ final class Registrar {
 
   /** @param callTimeout the deadline of each prepare and unprepare call of a kubelet plugin */
   Registrar(Transport transport, Duration timeout, Duration callTimeout) {
-    this(transport, timeout, callTimeout, HealthBackoff.INITIAL, HealthBackoff.CAP);
+    this(transport, timeout, callTimeout, KubeletPlugin.HEALTH_RETRY_INITIAL, KubeletPlugin.HEALTH_RETRY_CAP, null);
   }
 
   /**
    * @param healthInitial the first delay before a plugin that answered "Unimplemented" is asked for health again
    * @param healthCap the longest such delay
+   * @param healthTime the time of that delay; {@code null} for the transport's event loop
    */
-  Registrar(Transport transport, Duration timeout, Duration callTimeout, Duration healthInitial, Duration healthCap) {
+  Registrar(Transport transport, Duration timeout, Duration callTimeout, Duration healthInitial, Duration healthCap,
+      Scheduler healthTime) {
     this.transport = transport;
     this.timeout = timeout;
     this.callTimeout = callTimeout;
     this.healthInitial = healthInitial;
     this.healthCap = healthCap;
+    this.healthTime = healthTime;
   }
 
   /**
@@ -102,7 +107,7 @@ final class Registrar {
         return new GrpcDraDriver(info.getName(), endpoint, transport);
       }
       return new KubeletPlugin(info.getName(), endpoint, version, healthVersion(info), transport, callTimeout,
-          new HealthBackoff(healthInitial, healthCap));
+          KubeletPlugin.healthBackoff(healthInitial, healthCap), healthTime);
     } finally {
       channel.shutdownNow();
     }

@@ -2,6 +2,8 @@ package dev.nodelet.dra.grpc.internal;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.controller.Scheduler;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,10 +31,17 @@ final class DriverFolders implements AutoCloseable {
   final Path plugins;
   final Transport transport = new Transport(1);
   final Map<Path, RegisteredDriver> published = new ConcurrentHashMap<>();
+  private final Scheduler healthTime; // null: the transport's event loop
   private final Deque<AutoCloseable> resources = new ArrayDeque<>();
   private RegistrationWatcher watcher;
 
   DriverFolders(Path temp) throws IOException {
+    this(temp, null);
+  }
+
+  /** @param healthTime the time of the plugins' health back-off, a drivable scheduler for tests that move it */
+  DriverFolders(Path temp, Scheduler healthTime) throws IOException {
+    this.healthTime = healthTime;
     registry = ExampleProcesses.registry(temp);
     plugins = Files.createDirectory(temp.resolve("plugins"));
   }
@@ -53,7 +62,7 @@ final class DriverFolders implements AutoCloseable {
   /** Starts a watcher of the registration folder, polling every 20 ms, that hands registered drivers to {@code to}. */
   RegistrationWatcher startWatcher(Duration handshakeTimeout, RegistrationWatcher.Publisher to) {
     return start(new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout,
-        KubeletPlugin.CALL_TIMEOUT, HEALTH_BACKOFF, HEALTH_BACKOFF_CAP), to));
+        KubeletPlugin.CALL_TIMEOUT, HEALTH_BACKOFF, HEALTH_BACKOFF_CAP, healthTime), to));
   }
 
   /** The command-line arguments of an example driver naming both folders and the driver, then {@code more}. */

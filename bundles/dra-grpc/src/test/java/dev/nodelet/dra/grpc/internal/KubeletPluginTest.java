@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.nodelet.controller.DrivableScheduler;
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.HealthListener;
@@ -52,11 +53,13 @@ class KubeletPluginTest {
 
   @TempDir
   Path temp;
+  /** The time of the plugins' health back-off, moved by the tests. */
+  private final DrivableScheduler time = new DrivableScheduler();
   private DriverFolders folders;
 
   @BeforeEach
   void folders() throws IOException {
-    folders = new DriverFolders(temp);
+    folders = new DriverFolders(temp, time);
     folders.startWatcher();
   }
 
@@ -278,18 +281,21 @@ class KubeletPluginTest {
     Recorder recorder = new Recorder();
     folders.closeLater(registered(driver).watchHealth(recorder));
 
+    // 100 ms doubling, capped at 400 ms (DriverFolders); the driver is not asked again a moment before
+    for (Duration delay : List.of(Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400),
+        Duration.ofMillis(400))) {
+      await().until(() -> time.pending() == 1); // "Unimplemented" has arrived and the retry waits
+      int calls = health.calls.size();
+      assertThat(time.pendingDelays()).containsExactly(delay);
+      time.advance(delay.minusMillis(1));
+      assertThat(time.pending()).isEqualTo(1);
+      assertThat(health.calls).hasSize(calls);
+      time.advance(Duration.ofMillis(1));
+      assertThat(time.pending()).isZero();
+    }
     await().until(() -> !recorder.reports.isEmpty());
     assertThat(health.calls).hasSize(5);
     assertThat(recorder.errors).isEmpty(); // the watch never ended
-    long[] gaps = new long[4];
-    for (int i = 0; i < 4; i++) {
-      gaps[i] = TimeUnit.NANOSECONDS.toMillis(health.calls.get(i + 1) - health.calls.get(i));
-    }
-    // 100 ms doubling, capped at 400 ms (DriverFolders); a timer never fires early
-    assertThat(gaps[0]).isGreaterThanOrEqualTo(100);
-    assertThat(gaps[1]).isGreaterThanOrEqualTo(200);
-    assertThat(gaps[2]).isGreaterThanOrEqualTo(400);
-    assertThat(gaps[3]).isGreaterThanOrEqualTo(400);
     assertThat(recorder.reports.get(0).get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
   }
 
@@ -300,17 +306,19 @@ class KubeletPluginTest {
         new Plugin().bindService(), health.bindService());
     RegisteredDriver registered = registered(driver);
     Subscription first = registered.watchHealth(new Recorder());
-    // "Unimplemented" has arrived; looked at every millisecond, as the back-off lasts only 100 ms here
-    await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
-        .until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0);
+    // "Unimplemented" has arrived: the plugin's back-off runs
+    await().until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0);
     // a consumer that gives up and watches again at once, as a retry loop would
     first.close();
     Recorder again = new Recorder();
     folders.closeLater(registered.watchHealth(again));
 
+    assertThat(time.pendingDelays()).containsExactly(Duration.ofMillis(100));
+    time.advance(Duration.ofMillis(99));
+    assertThat(health.calls).hasSize(1);
+    time.advance(Duration.ofMillis(1));
     await().until(() -> !again.reports.isEmpty());
     assertThat(health.calls).hasSize(2);
-    assertThat(TimeUnit.NANOSECONDS.toMillis(health.calls.get(1) - health.calls.get(0))).isGreaterThanOrEqualTo(100);
   }
 
   @Test
@@ -331,6 +339,8 @@ class KubeletPluginTest {
     Recorder recorder = new Recorder();
     folders.closeLater(registered(driver).watchHealth(recorder));
 
+    await().until(() -> recorder.reports.size() == 2 && time.pending() == 1);
+    time.advance(DriverFolders.HEALTH_BACKOFF);
     await().until(() -> recorder.reports.size() == 3);
     assertThat(recorder.reports).extracting(r -> r.get(0).health()).containsExactly(DeviceHealth.Health.UNHEALTHY,
         DeviceHealth.Health.UNKNOWN, DeviceHealth.Health.UNHEALTHY);

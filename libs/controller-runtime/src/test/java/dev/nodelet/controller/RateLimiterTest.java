@@ -1,7 +1,5 @@
-package dev.nodelet.dra.internal;
+package dev.nodelet.controller;
 
-import dev.nodelet.dra.runtime.ManualScheduler;
-import dev.nodelet.dra.runtime.ControllerOptions;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,12 +8,11 @@ import org.junit.jupiter.api.Test;
 
 class RateLimiterTest {
 
-  private final ManualScheduler time = new ManualScheduler();
+  private final DrivableScheduler time = new DrivableScheduler();
 
+  /** client-go's DefaultControllerRateLimiter: 5 ms to 1000 s per item, 10 qps with a burst of 100 overall. */
   private RateLimiter<String> defaults() {
-    ControllerOptions o = ControllerOptions.DEFAULTS;
-    return new RateLimiter<>(o.rateLimitBaseDelay(), o.rateLimitMaxDelay(), o.rateLimitQps(), o.rateLimitBurst(),
-        time::nanoTime);
+    return RateLimiter.controller(Duration.ofMillis(5), Duration.ofSeconds(1000), 10, 100, time::nanoTime);
   }
 
   @Test
@@ -25,10 +22,10 @@ class RateLimiterTest {
     assertThat(limiter.when("a")).isEqualTo(Duration.ofMillis(10));
     assertThat(limiter.when("a")).isEqualTo(Duration.ofMillis(20));
     assertThat(limiter.when("b")).as("items are counted apart").isEqualTo(Duration.ofMillis(5));
-    assertThat(limiter.failures("a")).isEqualTo(3);
+    assertThat(limiter.numRequeues("a")).isEqualTo(3);
 
     limiter.forget("a");
-    assertThat(limiter.failures("a")).isZero();
+    assertThat(limiter.numRequeues("a")).isZero();
     assertThat(limiter.when("a")).isEqualTo(Duration.ofMillis(5));
   }
 
@@ -89,10 +86,25 @@ class RateLimiterTest {
   }
 
   @Test
-  void rejectsNonsense() {
-    assertThatThrownBy(() -> new RateLimiter<String>(Duration.ofMillis(5), Duration.ofMillis(1), 10, 100,
-        time::nanoTime)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new RateLimiter<String>(Duration.ofMillis(5), Duration.ofMillis(10), 0, 100,
-        time::nanoTime)).isInstanceOf(IllegalArgumentException.class);
+  void eachLimiterAloneKeepsItsOwnRule() {
+    RateLimiter<String> item = RateLimiter.itemExponential(Duration.ofSeconds(1), Duration.ofSeconds(3));
+    assertThat(item.when("a")).isEqualTo(Duration.ofSeconds(1));
+    assertThat(item.when("a")).isEqualTo(Duration.ofSeconds(2));
+    assertThat(item.when("a")).isEqualTo(Duration.ofSeconds(3));
+
+    RateLimiter<String> bucket = RateLimiter.bucket(1, 1, time::nanoTime);
+    assertThat(bucket.when("a")).isZero();
+    assertThat(bucket.when("b")).isEqualTo(Duration.ofSeconds(1));
+    bucket.forget("b");
+    assertThat(bucket.numRequeues("b")).as("the bucket keeps nothing per item").isZero();
+  }
+
+  @Test
+  void rejectsNonsenseWithTheFigures() {
+    assertThatThrownBy(() -> RateLimiter.itemExponential(Duration.ofMillis(5), Duration.ofMillis(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("base PT0.005S, max PT0.001S");
+    assertThatThrownBy(() -> RateLimiter.bucket(0, 100, time::nanoTime))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("qps 0.0");
+    assertThatThrownBy(() -> RateLimiter.maxOf()).isInstanceOf(IllegalArgumentException.class);
   }
 }
