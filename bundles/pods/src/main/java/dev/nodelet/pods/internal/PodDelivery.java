@@ -161,6 +161,7 @@ final class PodDelivery {
    */
   boolean deliver(PodState state, ContainerRun c, Bundle bundle, Map<String, Object> properties) {
     try {
+      devices.publish(state, c); // before the bundle starts, as its configuration
       configurations.deliver(state.pid(c), bundle, properties, fromSecrets.getOrDefault(c.location,
           java.util.Set.of()));
       return true;
@@ -195,6 +196,7 @@ final class PodDelivery {
   /** Removes the configurations bound to a location (a pod Nodelet no longer knows). */
   void removeConfigurations(String location) {
     fromSecrets.remove(location);
+    devices.withdraw(location);
     try {
       configurations.remove(location);
     } catch (IOException | RuntimeException e) {

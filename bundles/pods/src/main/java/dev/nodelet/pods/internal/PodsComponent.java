@@ -66,6 +66,7 @@ public final class PodsComponent implements PodsStatus {
   private volatile ServiceReference<?> claimStatusRef;
   // the component's, not a runtime's: a new runtime takes them over as they are
   private final SecretValues secretValues;
+  private final DeviceServices deviceServices;
 
   @Activate
   public PodsComponent(BundleContext context, @Reference KubernetesClient client, @Reference NodeIdentity node,
@@ -78,6 +79,7 @@ public final class PodsComponent implements PodsStatus {
     this.secrets = secrets;
     this.configurationAdmin = configurationAdmin;
     this.secretValues = new SecretValues().register(context);
+    this.deviceServices = new DeviceServices(context);
     this.configuration = LastGoodConfiguration.waiting(PodBundles.PID, "the pods", Settings::from,
             ServicePublisher.of(context))
         .publishing(new Listener(), Map.of(), PodListener.class);
@@ -117,10 +119,11 @@ public final class PodsComponent implements PodsStatus {
       return thread;
     });
     executor.setRemoveOnCancelPolicy(true);
-    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client));
+    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices);
     PodRuntime next = new PodRuntime(context, new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin, secretValues), work, devices), images, Clock.systemUTC(),
-        executor, nodeName, settings.capacity(), new PodEvents(client, nodeName, Clock.systemUTC()));
+        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin, secretValues), work, devices), images,
+        Clock.systemUTC(), executor, nodeName, settings.capacity(), new PodEvents(client, nodeName,
+        Clock.systemUTC()));
     watches = new ObjectWatches();
     watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);
@@ -208,6 +211,7 @@ public final class PodsComponent implements PodsStatus {
       current.close();
     }
     secretValues.close();
+    deviceServices.close();
   }
 
   /** A validated configuration. */

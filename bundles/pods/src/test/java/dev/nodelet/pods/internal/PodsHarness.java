@@ -39,6 +39,7 @@ final class PodsHarness implements AutoCloseable {
   PodRuntime runtime;
   volatile Object claimStatus; // the claim manager the runtime sees; null: none running
   SecretValues secretValues; // the Secret values' Configuration Admin plugin, as the component registers it
+  DeviceServices deviceServices; // the containers' devices as services, as the component registers them
 
   PodsHarness(Path dir) throws Exception {
     repository = Files.createDirectories(dir.resolve("repository"));
@@ -46,6 +47,7 @@ final class PodsHarness implements AutoCloseable {
     storage = dir.resolve("felix");
     felix = new Felix(storage);
     secretValues = new SecretValues().register(felix.context());
+    deviceServices = new DeviceServices(felix.context());
     runtime = newRuntime(110);
   }
 
@@ -65,8 +67,8 @@ final class PodsHarness implements AutoCloseable {
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
     return new PodRuntime(felix.context(), new KubePodApi(client),
         new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin, secretValues), work,
-            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client))), images, clock, executor, NODE,
-        capacity, new PodEvents(client, NODE, clock));
+            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices)), images,
+        clock, executor, NODE, capacity, new PodEvents(client, NODE, clock));
   }
 
   /** Creates the pod in the API server and hands it to the managers and the runtime; waits for the work. */
@@ -109,6 +111,7 @@ final class PodsHarness implements AutoCloseable {
   public void close() throws Exception {
     runtime.close();
     secretValues.close();
+    deviceServices.close();
     configMaps.close();
     secrets.close();
     felix.close();
