@@ -176,4 +176,26 @@ class PodSecretsTest {
     assertThat(Serialization.asJson(h.status("p"))).doesNotContain(SECRET).doesNotContain(FROM);
     assertThat(List.of(h.podWrites().toString())).noneMatch(w -> w.contains(SECRET));
   }
+
+  @Test
+  void aComponentActivatedWhileNodeletWasAwayGetsItsSecretValuesOnceNodeletAdoptsThePod() throws Exception {
+    h.run(pod("p"));
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> received("p").containsKey("PASSWORD"));
+    // nodelet-pods stops (its plugin goes with it), and the pod's bundle starts again meanwhile, as after a restart
+    // of the framework that starts the pods' bundles before nodelet-pods
+    h.runtime.close();
+    h.secretValues.close();
+    Bundle bundle = h.felix.context().getBundle("nodelet-pod:default/p/app");
+    bundle.stop();
+    bundle.start();
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> received("p").containsKey("GREETING"));
+    assertThat(received("p")).doesNotContainKey("PASSWORD").containsKey("nodelet.secrets");
+
+    h.secretValues = new SecretValues().register(h.felix.context());
+    h.runtime = h.newRuntime(110);
+    h.feed("p");
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> SECRET.equals(received("p").get("PASSWORD")));
+    assertThat((Integer) received("p").get("test.modified")).isPositive();
+    assertThat(stored()).doesNotContain(SECRET);
+  }
 }
