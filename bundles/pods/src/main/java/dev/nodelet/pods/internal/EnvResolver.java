@@ -14,9 +14,11 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretKeySelector;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -38,7 +40,7 @@ final class EnvResolver {
 
   static Map<String, String> resolve(Pod pod, Container container, ObjectLookup lookup, String hostIp)
       throws ConfigError {
-    return resolve(pod, container, lookup, hostIp, new java.util.HashSet<>());
+    return resolve(pod, container, lookup, hostIp, new HashSet<>());
   }
 
   /**
@@ -46,7 +48,7 @@ final class EnvResolver {
    *     {@code secretKeyRef}); a later variable of the same name from elsewhere takes the name out again
    */
   static Map<String, String> resolve(Pod pod, Container container, ObjectLookup lookup, String hostIp,
-      java.util.Set<String> fromSecrets) throws ConfigError {
+      Set<String> fromSecrets) throws ConfigError {
     String namespace = pod.getMetadata().getNamespace();
     Map<String, String> env = new LinkedHashMap<>();
     if (container.getEnvFrom() != null) {

@@ -8,8 +8,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.osgi.framework.Bundle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +33,7 @@ final class PodDelivery {
   private final Path work;
   private final Map<String, String> volumeProblems = new HashMap<>(); // executor only; by pod key
   // executor only; by container location: the names of the last resolved properties that came from Secrets
-  private final Map<String, java.util.Set<String>> fromSecrets = new HashMap<>();
+  private final Map<String, Set<String>> fromSecrets = new HashMap<>();
   private final PodDevices devices;
 
   PodDelivery(ObjectLookup lookup, ConfigDelivery configurations, Path work) {
@@ -120,7 +122,7 @@ final class PodDelivery {
       }
     }
     try {
-      java.util.Set<String> secretNames = new java.util.HashSet<>();
+      Set<String> secretNames = new HashSet<>();
       Map<String, Object> properties = new LinkedHashMap<>(EnvResolver.resolve(state.pod, state.spec(c), lookup,
           state.hostIp, secretNames));
       Map<String, Object> own = new LinkedHashMap<>();
@@ -139,7 +141,7 @@ final class PodDelivery {
       own.putAll(devices.properties(state, c));
       properties.putAll(own);
       secretNames.removeAll(own.keySet()); // Nodelet's own names win over the environment's
-      fromSecrets.put(c.location, java.util.Set.copyOf(secretNames));
+      fromSecrets.put(c.location, Set.copyOf(secretNames));
       if ("CreateContainerConfigError".equals(c.reason) && c.state == ContainerRun.State.WAITING) {
         c.waiting("ContainerCreating", null);
       }
@@ -163,7 +165,7 @@ final class PodDelivery {
     try {
       devices.publish(state, c); // before the bundle starts, as its configuration
       configurations.deliver(state.pid(c), bundle, properties, fromSecrets.getOrDefault(c.location,
-          java.util.Set.of()));
+          Set.of()));
       return true;
     } catch (IOException | RuntimeException e) {
       if (c.state != ContainerRun.State.RUNNING) {
@@ -205,7 +207,7 @@ final class PodDelivery {
   }
 
   /** Removes the folders of pods other than these. */
-  void removeFoldersExcept(java.util.Set<String> uids) {
+  void removeFoldersExcept(Set<String> uids) {
     Path pods = work.resolve("pods");
     if (!Files.isDirectory(pods)) {
       return;

@@ -4,6 +4,7 @@ import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -71,9 +72,9 @@ final class SecretValues implements ConfigurationPlugin, AutoCloseable {
   }
 
   /** @return the names of the properties of the configuration that hold Secret values (for tests) */
-  java.util.Set<String> names(String pid) {
+  Set<String> names(String pid) {
     Entry entry = byPid.get(pid);
-    return entry == null ? java.util.Set.of() : entry.values().keySet();
+    return entry == null ? Set.of() : entry.values().keySet();
   }
 
   @Override

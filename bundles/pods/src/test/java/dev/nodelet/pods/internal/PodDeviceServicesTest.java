@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.dra.claims.ClaimManager;
+import dev.nodelet.pods.PodBundles;
 import dev.nodelet.pods.PodDevice;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -22,9 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.ServiceEvent;
 import org.osgi.framework.ServiceListener;
 import org.osgi.framework.ServiceReference;
 
@@ -101,7 +100,7 @@ class PodDeviceServicesTest {
     List<String> out = new ArrayList<>();
     if (found != null) {
       for (ServiceReference<?> reference : found) {
-        out.add(reference.getProperty(dev.nodelet.pods.PodBundles.POD_NAME) + "/" + reference.getProperty(PodDevice.DEVICE));
+        out.add(reference.getProperty(PodBundles.POD_NAME) + "/" + reference.getProperty(PodDevice.DEVICE));
       }
     }
     return out;
