@@ -199,6 +199,10 @@ public final class Main {
         configuration.put("dev.nodelet.node", Map.of("enabled", true, "kubelet.port", kubeletPort));
         configuration.put("dev.nodelet.node.api", Map.of("port", kubeletPort,
             "client.ca.file", clientCa.toAbsolutePath().toString()));
+        // and its pods run as bundles, the example pod's from the demo's Maven repository next to the bundles
+        Path demoRepository = options.bundlesDir().toAbsolutePath().getParent().resolve("demo-repository");
+        configuration.put("dev.nodelet.pods", Files.isDirectory(demoRepository)
+            ? Map.of("maven.local.repository", demoRepository.toString()) : Map.of());
       } else {
         configuration.put("dev.nodelet.node", Map.of("enabled", options.nodeMode()));
       }

@@ -66,6 +66,18 @@ public final class PodBundles {
    */
   public static final String CDI_DEVICE_IDS = "nodelet.devices.cdi";
 
+  /**
+   * Configuration property: the names of the properties whose values come from Secrets ({@code secretKeyRef},
+   * {@code envFrom} with a {@code secretRef}), a String array; absent without any. Configuration Admin stores the
+   * configuration without those values, which Nodelet adds each time it hands the configuration to the container's
+   * bundle (a {@code ConfigurationPlugin}), so that no Secret value is written to disk. A component that sees a
+   * name here without its property runs while Nodelet is not there to add it (a restart of the framework), and gets
+   * it through its {@code @Modified} method once Nodelet is back.
+   *
+   * @since 1.2
+   */
+  public static final String SECRETS = "nodelet.secrets";
+
   private PodBundles() {
   }
 

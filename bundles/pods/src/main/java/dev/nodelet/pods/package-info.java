@@ -6,7 +6,7 @@
  * configuration PID {@value dev.nodelet.pods.PodBundles#PID}; without that configuration it does nothing.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package dev.nodelet.pods;
 
 import org.osgi.annotation.bundle.Export;

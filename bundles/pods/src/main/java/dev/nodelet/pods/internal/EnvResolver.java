@@ -14,9 +14,11 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretKeySelector;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -26,6 +28,7 @@ import java.util.regex.Pattern;
  * {@code fieldRef} to {@code metadata.name}, {@code metadata.namespace}, {@code metadata.uid},
  * {@code spec.nodeName}, {@code spec.serviceAccountName}, {@code status.hostIP}. A missing ConfigMap, Secret or key
  * that is not optional is a {@link ConfigError} with the kubelet's message; values are never part of a message.
+ * The names whose final value came from a Secret are reported, so that those values are kept out of what is stored.
  */
 final class EnvResolver {
 
@@ -37,12 +40,22 @@ final class EnvResolver {
 
   static Map<String, String> resolve(Pod pod, Container container, ObjectLookup lookup, String hostIp)
       throws ConfigError {
+    return resolve(pod, container, lookup, hostIp, new HashSet<>());
+  }
+
+  /**
+   * @param fromSecrets receives the names whose value comes from a Secret ({@code envFrom} {@code secretRef},
+   *     {@code secretKeyRef}); a later variable of the same name from elsewhere takes the name out again
+   */
+  static Map<String, String> resolve(Pod pod, Container container, ObjectLookup lookup, String hostIp,
+      Set<String> fromSecrets) throws ConfigError {
     String namespace = pod.getMetadata().getNamespace();
     Map<String, String> env = new LinkedHashMap<>();
     if (container.getEnvFrom() != null) {
       for (EnvFromSource from : container.getEnvFrom()) {
         String prefix = Objects.requireNonNullElse(from.getPrefix(), "");
         Map<String, String> values = null;
+        boolean secretSource = from.getSecretRef() != null && from.getConfigMapRef() == null;
         if (from.getConfigMapRef() != null) {
           ConfigMap map = configMap(lookup, namespace, from.getConfigMapRef().getName(),
               Boolean.TRUE.equals(from.getConfigMapRef().getOptional()));
@@ -56,6 +69,11 @@ final class EnvResolver {
           values.forEach((key, value) -> {
             if (NAME.matcher(prefix + key).matches()) {
               env.put(prefix + key, value);
+              if (secretSource) {
+                fromSecrets.add(prefix + key);
+              } else {
+                fromSecrets.remove(prefix + key);
+              }
             }
           });
         }
@@ -66,6 +84,11 @@ final class EnvResolver {
         String value = value(pod, variable, lookup, hostIp);
         if (value != null) {
           env.put(variable.getName(), value);
+          if (variable.getValueFrom() != null && variable.getValueFrom().getSecretKeyRef() != null) {
+            fromSecrets.add(variable.getName());
+          } else {
+            fromSecrets.remove(variable.getName());
+          }
         }
       }
     }

@@ -8,8 +8,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.osgi.framework.Bundle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +32,8 @@ final class PodDelivery {
   private final ConfigDelivery configurations;
   private final Path work;
   private final Map<String, String> volumeProblems = new HashMap<>(); // executor only; by pod key
+  // executor only; by container location: the names of the last resolved properties that came from Secrets
+  private final Map<String, Set<String>> fromSecrets = new HashMap<>();
   private final PodDevices devices;
 
   PodDelivery(ObjectLookup lookup, ConfigDelivery configurations, Path work) {
@@ -118,22 +122,26 @@ final class PodDelivery {
       }
     }
     try {
+      Set<String> secretNames = new HashSet<>();
       Map<String, Object> properties = new LinkedHashMap<>(EnvResolver.resolve(state.pod, state.spec(c), lookup,
-          state.hostIp));
-      properties.put(PodBundles.POD_NAMESPACE, state.namespace());
-      properties.put(PodBundles.POD_NAME, state.name());
-      properties.put(PodBundles.POD_UID, state.uid);
-      properties.put(PodBundles.CONTAINER_NAME, c.name);
-      properties.put(PodBundles.VOLUMES_DIR, podDir(state).resolve("volumes").toString());
+          state.hostIp, secretNames));
+      Map<String, Object> own = new LinkedHashMap<>();
+      own.put(PodBundles.POD_NAMESPACE, state.namespace());
+      own.put(PodBundles.POD_NAME, state.name());
+      own.put(PodBundles.POD_UID, state.uid);
+      own.put(PodBundles.CONTAINER_NAME, c.name);
+      own.put(PodBundles.VOLUMES_DIR, podDir(state).resolve("volumes").toString());
       if (state.pod.getSpec().getVolumes() != null) {
         for (Volume volume : state.pod.getSpec().getVolumes()) {
           if (VolumePayloads.handled(volume)) {
-            properties.put(PodBundles.VOLUME_PREFIX + volume.getName(), volumeDir(state, volume.getName())
-                .toString());
+            own.put(PodBundles.VOLUME_PREFIX + volume.getName(), volumeDir(state, volume.getName()).toString());
           }
         }
       }
-      properties.putAll(devices.properties(state, c));
+      own.putAll(devices.properties(state, c));
+      properties.putAll(own);
+      secretNames.removeAll(own.keySet()); // Nodelet's own names win over the environment's
+      fromSecrets.put(c.location, Set.copyOf(secretNames));
       if ("CreateContainerConfigError".equals(c.reason) && c.state == ContainerRun.State.WAITING) {
         c.waiting("ContainerCreating", null);
       }
@@ -155,7 +163,9 @@ final class PodDelivery {
    */
   boolean deliver(PodState state, ContainerRun c, Bundle bundle, Map<String, Object> properties) {
     try {
-      configurations.deliver(state.pid(c), bundle, properties);
+      devices.publish(state, c); // before the bundle starts, as its configuration
+      configurations.deliver(state.pid(c), bundle, properties, fromSecrets.getOrDefault(c.location,
+          Set.of()));
       return true;
     } catch (IOException | RuntimeException e) {
       if (c.state != ContainerRun.State.RUNNING) {
@@ -171,6 +181,7 @@ final class PodDelivery {
     volumeProblems.remove(state.key);
     devices.remove(state);
     for (ContainerRun c : state.containers) {
+      fromSecrets.remove(c.location);
       try {
         configurations.remove(c.location);
       } catch (IOException | RuntimeException e) {
@@ -186,6 +197,8 @@ final class PodDelivery {
 
   /** Removes the configurations bound to a location (a pod Nodelet no longer knows). */
   void removeConfigurations(String location) {
+    fromSecrets.remove(location);
+    devices.withdraw(location);
     try {
       configurations.remove(location);
     } catch (IOException | RuntimeException e) {
@@ -194,7 +207,7 @@ final class PodDelivery {
   }
 
   /** Removes the folders of pods other than these. */
-  void removeFoldersExcept(java.util.Set<String> uids) {
+  void removeFoldersExcept(Set<String> uids) {
     Path pods = work.resolve("pods");
     if (!Files.isDirectory(pods)) {
       return;

@@ -29,14 +29,25 @@ final class PodDevices {
   private final DeviceAttributes attributes;
   private final Map<String, Map<String, List<Device>>> ready = new HashMap<>(); // executor only; by pod UID
   private final Map<String, String> problems = new HashMap<>(); // executor only; by pod UID, the last one logged
+  private final DeviceServices services;
 
   /**
    * @param claimStatus the claim manager's {@code ClaimStatus} service, or null while there is none
    * @param attributes the drivers' device attributes
    */
   PodDevices(Supplier<Object> claimStatus, DeviceAttributes attributes) {
+    this(claimStatus, attributes, DeviceServices.none());
+  }
+
+  /**
+   * @param claimStatus the claim manager's {@code ClaimStatus} service, or null while there is none
+   * @param attributes the drivers' device attributes
+   * @param services where the containers' devices are registered as services
+   */
+  PodDevices(Supplier<Object> claimStatus, DeviceAttributes attributes, DeviceServices services) {
     this.claimStatus = claimStatus;
     this.attributes = attributes;
+    this.services = services;
   }
 
   /** No claim manager at all: pods with claims wait. */
@@ -147,9 +158,28 @@ final class PodDevices {
     return out;
   }
 
-  /** The pod is gone: forgets its devices. */
+  /**
+   * Registers the container's devices as services ({@link DeviceServices}) as its configuration names them; a
+   * container that started keeps its services while the claim manager is away, as it keeps its properties.
+   */
+  void publish(PodState state, ContainerRun c) {
+    Map<String, List<Device>> devices = ready.get(state.uid);
+    if (devices != null) {
+      services.publish(state, c.name, c.location, devices.getOrDefault(c.name, List.of()));
+    }
+  }
+
+  /** The container's bundle goes (a new image, a pod no longer known): its device services go. */
+  void withdraw(String location) {
+    services.withdraw(location);
+  }
+
+  /** The pod is gone: forgets its devices and withdraws their services. */
   void remove(PodState state) {
     ready.remove(state.uid);
     problems.remove(state.uid);
+    for (ContainerRun c : state.containers) {
+      services.withdraw(c.location);
+    }
   }
 }

@@ -317,8 +317,9 @@ final class PodRuntime implements AutoCloseable {
     if (!adopted && pod.getMetadata().getDeletionTimestamp() == null) {
       Node node = api.node(nodeName);
       hostIp = Adoption.address(node).orElse(hostIp);
-      int used = (int) pods.values().stream().filter(PodState::active).count();
-      Optional<Admission.Rejection> rejection = Admission.admit(pod, used, Adoption.capacity(node, defaultCapacity), Adoption.taints(node));
+      java.util.List<Pod> active = pods.values().stream().filter(PodState::active).map(p -> p.pod).toList();
+      Optional<Admission.Rejection> rejection = Admission.admit(pod, active, Adoption.capacity(node, defaultCapacity),
+          node);
       if (rejection.isPresent()) {
         state.rejection = rejection.get();
         LOG.info("Pod {} rejected: {} {}", key, rejection.get().reason(), rejection.get().message());

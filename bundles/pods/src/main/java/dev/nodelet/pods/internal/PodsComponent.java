@@ -64,6 +64,9 @@ public final class PodsComponent implements PodsStatus {
   // the claim manager's ClaimStatus, held untyped so that this bundle runs without the claim manager's bundle
   private volatile Object claimStatus;
   private volatile ServiceReference<?> claimStatusRef;
+  // the component's, not a runtime's: a new runtime takes them over as they are
+  private final SecretValues secretValues;
+  private final DeviceServices deviceServices;
 
   @Activate
   public PodsComponent(BundleContext context, @Reference KubernetesClient client, @Reference NodeIdentity node,
@@ -75,6 +78,8 @@ public final class PodsComponent implements PodsStatus {
     this.configMaps = configMaps;
     this.secrets = secrets;
     this.configurationAdmin = configurationAdmin;
+    this.secretValues = new SecretValues().register(context);
+    this.deviceServices = new DeviceServices(context);
     this.configuration = LastGoodConfiguration.waiting(PodBundles.PID, "the pods", Settings::from,
             ServicePublisher.of(context))
         .publishing(new Listener(), Map.of(), PodListener.class);
@@ -114,10 +119,11 @@ public final class PodsComponent implements PodsStatus {
       return thread;
     });
     executor.setRemoveOnCancelPolicy(true);
-    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client));
+    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices);
     PodRuntime next = new PodRuntime(context, new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin), work, devices), images, Clock.systemUTC(),
-        executor, nodeName, settings.capacity(), new PodEvents(client, nodeName, Clock.systemUTC()));
+        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin, secretValues), work, devices), images,
+        Clock.systemUTC(), executor, nodeName, settings.capacity(), new PodEvents(client, nodeName,
+        Clock.systemUTC()));
     watches = new ObjectWatches();
     watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
     watches.<Secret>follow(true, secrets::watch, next::objectChanged);
@@ -204,6 +210,8 @@ public final class PodsComponent implements PodsStatus {
     if (current != null) {
       current.close();
     }
+    secretValues.close();
+    deviceServices.close();
   }
 
   /** A validated configuration. */

@@ -30,6 +30,21 @@ final class Felix implements AutoCloseable {
     configurationAdmin = context().getService(reference);
   }
 
+  /** Installs and starts Felix SCR (Declarative Services) and the API bundles it needs, from the class path. */
+  Felix withDeclarativeServices() throws Exception {
+    for (String type : new String[] {"org.osgi.util.function.Function", "org.osgi.util.promise.Promise",
+        "org.osgi.service.component.ComponentContext", "org.apache.felix.scr.impl.Activator"}) {
+      Path jar = Path.of(Class.forName(type).getProtectionDomain().getCodeSource().getLocation().toURI());
+      context().installBundle(jar.toUri().toString());
+    }
+    for (org.osgi.framework.Bundle bundle : context().getBundles()) {
+      if ("org.apache.felix.scr".equals(bundle.getSymbolicName())) {
+        bundle.start();
+      }
+    }
+    return this;
+  }
+
   BundleContext context() {
     return framework.getBundleContext();
   }

@@ -65,4 +65,37 @@ class PodAdmissionTest {
     h.run(tolerating);
     assertThat(h.status("q").getPhase()).isEqualTo("Running");
   }
+
+  @Test
+  void aPodWhoseCpuRequestTheRunningPodsLeaveNoRoomForIsOutOfcpu() throws Exception {
+    h.client.nodes().resource(new NodeBuilder().withNewMetadata().withName(PodsHarness.NODE).endMetadata()
+        .withNewStatus().addToAllocatable("cpu", new io.fabric8.kubernetes.api.model.Quantity("2"))
+        .endStatus().build()).create();
+    Pod p = PodLifecycleTest.pod("p", "mvn:org.example/hello/1.0.0");
+    p.getSpec().getContainers().get(0).setResources(new io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder()
+        .addToRequests("cpu", new io.fabric8.kubernetes.api.model.Quantity("1500m")).build());
+    h.run(p);
+    Pod q = PodLifecycleTest.pod("q", "mvn:org.example/hello/1.0.0");
+    q.getSpec().getContainers().get(0).setResources(new io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder()
+        .addToRequests("cpu", new io.fabric8.kubernetes.api.model.Quantity("1")).build());
+    h.run(q);
+    assertThat(h.status("p").getPhase()).isEqualTo("Running");
+    assertThat(h.status("q").getPhase()).isEqualTo("Failed");
+    assertThat(h.status("q").getReason()).isEqualTo("OutOfcpu");
+    assertThat(h.status("q").getMessage()).isEqualTo("Node didn't have enough resource: cpu, requested: 1000, "
+        + "used: 1500, capacity: 2000");
+    assertThat(h.felix.context().getBundle("nodelet-pod:default/q/c0")).isNull();
+  }
+
+  @Test
+  void aPodWhoseNodeSelectorTheNodeDoesNotMatchFailsWithNodeAffinity() throws Exception {
+    h.client.nodes().resource(new NodeBuilder().withNewMetadata().withName(PodsHarness.NODE)
+        .addToLabels("zone", "a").endMetadata().build()).create();
+    Pod p = PodLifecycleTest.pod("p", "mvn:org.example/hello/1.0.0");
+    p.getSpec().setNodeSelector(java.util.Map.of("zone", "b"));
+    h.run(p);
+    assertThat(h.status("p").getPhase()).isEqualTo("Failed");
+    assertThat(h.status("p").getReason()).isEqualTo("NodeAffinity");
+    assertThat(h.felix.context().getBundle("nodelet-pod:default/p/c0")).isNull();
+  }
 }

@@ -75,7 +75,9 @@ class PodDeliveryTest {
     Dictionary<String, Object> properties = configuration("p");
     assertThat(properties.get("LITERAL")).isEqualTo("one");
     assertThat(properties.get("GREETING")).isEqualTo("hello");
-    assertThat(properties.get("PASSWORD")).isEqualTo("s3cr3t");
+    // stored without the Secret's value, which the bundle receives from Nodelet's plugin (PodSecretsTest)
+    assertThat(properties.get("PASSWORD")).isNull();
+    assertThat((String[]) properties.get("nodelet.secrets")).containsExactly("PASSWORD");
     assertThat(properties.get("POD_NAME")).isEqualTo("p");
     assertThat(properties.get("CM_color")).isEqualTo("blue");
     assertThat(properties.get("nodelet.pod.namespace")).isEqualTo("default");

@@ -38,12 +38,16 @@ final class PodsHarness implements AutoCloseable {
   Felix felix;
   PodRuntime runtime;
   volatile Object claimStatus; // the claim manager the runtime sees; null: none running
+  SecretValues secretValues; // the Secret values' Configuration Admin plugin, as the component registers it
+  DeviceServices deviceServices; // the containers' devices as services, as the component registers them
 
   PodsHarness(Path dir) throws Exception {
     repository = Files.createDirectories(dir.resolve("repository"));
     work = Files.createDirectories(dir.resolve("work"));
     storage = dir.resolve("felix");
     felix = new Felix(storage);
+    secretValues = new SecretValues().register(felix.context());
+    deviceServices = new DeviceServices(felix.context());
     runtime = newRuntime(110);
   }
 
@@ -62,9 +66,9 @@ final class PodsHarness implements AutoCloseable {
     ImageSource images = new ImageSource(repository, List.of(), List.of(), List.of(), work.resolve("downloads"));
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
     return new PodRuntime(felix.context(), new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin), work,
-            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client))), images, clock, executor, NODE,
-        capacity, new PodEvents(client, NODE, clock));
+        new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin, secretValues), work,
+            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices)), images,
+        clock, executor, NODE, capacity, new PodEvents(client, NODE, clock));
   }
 
   /** Creates the pod in the API server and hands it to the managers and the runtime; waits for the work. */
@@ -106,6 +110,8 @@ final class PodsHarness implements AutoCloseable {
   @Override
   public void close() throws Exception {
     runtime.close();
+    secretValues.close();
+    deviceServices.close();
     configMaps.close();
     secrets.close();
     felix.close();

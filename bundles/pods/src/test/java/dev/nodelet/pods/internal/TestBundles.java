@@ -48,6 +48,69 @@ final class TestBundles {
     return file;
   }
 
+  /**
+   * Writes a bundle with one Declarative Services component of the class, on the configuration PID (required),
+   * with {@code activate} and {@code modified} methods taking a {@code Map}, providing
+   * {@code java.util.function.Supplier}.
+   */
+  static Path writeComponent(Path repository, String group, String artifact, String version, String pid,
+      Class<?> component) throws IOException {
+    Path file = repository.resolve(group.replace('.', '/') + "/" + artifact + "/" + version + "/" + artifact + "-"
+        + version + ".jar");
+    Files.createDirectories(file.getParent());
+    Manifest manifest = new Manifest();
+    Attributes main = manifest.getMainAttributes();
+    main.put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    main.putValue("Bundle-ManifestVersion", "2");
+    main.putValue("Bundle-SymbolicName", group + "." + artifact);
+    main.putValue("Bundle-Version", version);
+    main.putValue("Service-Component", "OSGI-INF/component.xml");
+    String xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        + "<scr:component xmlns:scr=\"http://www.osgi.org/xmlns/scr/v1.3.0\" name=\"" + artifact + "\""
+        + " configuration-policy=\"require\" configuration-pid=\"" + pid + "\" immediate=\"true\""
+        + " activate=\"activate\" modified=\"modified\">\n"
+        + "  <implementation class=\"" + component.getName() + "\"/>\n"
+        + "  <service><provide interface=\"java.util.function.Supplier\"/></service>\n"
+        + "</scr:component>\n";
+    try (OutputStream out = Files.newOutputStream(file); JarOutputStream jar = new JarOutputStream(out, manifest)) {
+      jar.putNextEntry(new JarEntry("OSGI-INF/component.xml"));
+      jar.write(xml.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      jar.closeEntry();
+      String name = component.getName().replace('.', '/') + ".class";
+      jar.putNextEntry(new JarEntry(name));
+      try (InputStream in = component.getClassLoader().getResourceAsStream(name)) {
+        in.transferTo(jar);
+      }
+      jar.closeEntry();
+    }
+    return file;
+  }
+
+  /**
+   * A component that keeps the configuration it was activated or last modified with: {@code get()} returns it,
+   * with {@code test.modified}, how often {@code modified} was called. Only java.* types: no imports needed.
+   */
+  public static final class ConfiguredComponent implements java.util.function.Supplier<java.util.Map<String, Object>> {
+    private volatile java.util.Map<String, Object> last = java.util.Map.of();
+    private final java.util.concurrent.atomic.AtomicInteger modified = new java.util.concurrent.atomic.AtomicInteger();
+
+    public void activate(java.util.Map<String, Object> properties) {
+      last = new java.util.HashMap<>(properties);
+    }
+
+    public void modified(java.util.Map<String, Object> properties) {
+      last = new java.util.HashMap<>(properties);
+      modified.incrementAndGet();
+    }
+
+    @Override
+    public java.util.Map<String, Object> get() {
+      java.util.Map<String, Object> copy = new java.util.HashMap<>(last);
+      copy.put("test.modified", modified.get());
+      return copy;
+    }
+  }
+
   /** A jar without a bundle manifest. */
   static Path writePlainJar(Path repository, String group, String artifact, String version) throws IOException {
     Path file = repository.resolve(group.replace('.', '/') + "/" + artifact + "/" + version + "/" + artifact + "-"
