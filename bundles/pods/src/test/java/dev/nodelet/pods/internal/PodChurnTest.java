@@ -118,8 +118,9 @@ class PodChurnTest {
     }
     h.idle();
     // the pods whose ConfigMap the strategy had not synced yet wait (ContainerCreating) and are retried
-    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> pods.stream()
-        .allMatch(p -> "Running".equals(h.status(p.getMetadata().getName()).getPhase())));
+    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> h.client.pods().inNamespace("default").list()
+        .getItems().stream().filter(p -> p.getMetadata().getName().startsWith(prefix + "-"))
+        .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase())).count() == count);
     return pods;
   }
 
@@ -127,11 +128,11 @@ class PodChurnTest {
   private void delete(List<Pod> pods) throws Exception {
     for (Pod pod : pods) {
       h.client.pods().inNamespace("default").withName(pod.getMetadata().getName()).delete();
-      h.runtime.podUpdated(h.client.pods().inNamespace("default").withName(pod.getMetadata().getName()).get());
     }
+    h.client.pods().inNamespace("default").list().getItems().forEach(h.runtime::podUpdated); // marked
     h.idle();
+    assertThat(h.client.pods().inNamespace("default").list().getItems()).isEmpty(); // released by the node
     for (Pod pod : pods) {
-      assertThat(h.client.pods().inNamespace("default").withName(pod.getMetadata().getName()).get()).isNull();
       h.configMaps.unregisterPod(pod);
       h.secrets.unregisterPod(pod);
       h.runtime.podRemoved(pod);
