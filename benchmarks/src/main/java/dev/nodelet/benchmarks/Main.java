@@ -28,7 +28,7 @@ public final class Main {
 
   /** The order in which the measures run: the cheap and most important first. */
   static final List<Integer> ORDER = List.of(1, 3, 9, 5, 6, 7, 2, 4, 8, TransportHarness.MEASURE,
-      RestartHarness.MEASURE, BudgetHarness.MEASURE, ProcessHarness.MEASURE);
+      RestartHarness.MEASURE, BudgetHarness.MEASURE, ProcessHarness.MEASURE, PodStartupHarness.MEASURE);
 
   private Main() {
   }
@@ -78,6 +78,7 @@ public final class Main {
       case RestartHarness.MEASURE -> RestartHarness.run(settings.smoke());
       case BudgetHarness.MEASURE -> BudgetHarness.run(settings.smoke());
       case ProcessHarness.MEASURE -> ProcessHarness.run(settings);
+      case PodStartupHarness.MEASURE -> PodStartupHarness.run(settings.smoke());
       default -> throw new IllegalArgumentException("no measure " + measure);
     };
   }

@@ -23,6 +23,7 @@ final class ContainerSteps {
   private final BundleContext context;
   private final ImageSource images;
   private final PodEvents events;
+  private final BoundedStop stops = new BoundedStop();
 
   ContainerSteps(BundleContext context, ImageSource images, PodEvents events) {
     this.context = context;
@@ -180,33 +181,80 @@ final class ContainerSteps {
   }
 
   /**
-   * Stops and uninstalls the container's bundle, recording its termination if it ran.
+   * Stops and uninstalls the container's bundle within its pod's grace period, recording its termination if it ran.
    *
-   * @param pod the pod, for its {@code Killing} event; null for none (a pod no longer there)
+   * @param pod the pod, for its {@code Killing} event and its grace; null for none (a pod no longer there)
    */
   void remove(PodState pod, ContainerRun c, Instant now) {
-    Bundle bundle = bundle(c);
-    if (bundle == null && c.bundleId < 0) {
-      bundle = context.getBundle(c.location);
-    }
-    if (c.state == ContainerRun.State.RUNNING) {
-      c.terminated(now, 0, null);
-    }
-    if (bundle != null) {
-      if (running(bundle)) {
-        events.normal(pod == null ? null : pod.pod, c.name, "Killing", "Stopping container " + c.name);
+    removeAll(pod, java.util.List.of(c), now, BoundedStop.grace(pod == null ? null : pod.pod));
+  }
+
+  /**
+   * Stops and uninstalls the containers' bundles, all at once, each within the grace, as the kubelet kills a pod's
+   * containers: a bundle whose stop has not returned by then is considered killed (exit code 137, a
+   * {@code StopTimeout} warning) and is uninstalled once its stop returns, so that it holds nothing past the grace.
+   *
+   * @param pod the pod, for its events; null for none (a pod no longer there)
+   * @param containers its containers to remove
+   * @param now the time
+   * @param grace how long their bundles may take to stop ({@link BoundedStop#grace})
+   */
+  void removeAll(PodState pod, java.util.List<ContainerRun> containers, Instant now, java.time.Duration grace) {
+    long deadline = System.nanoTime() + grace.toNanos();
+    java.util.Map<ContainerRun, java.util.concurrent.Future<?>> stopping = new java.util.LinkedHashMap<>();
+    java.util.Map<ContainerRun, Boolean> ran = new java.util.HashMap<>();
+    for (ContainerRun c : containers) {
+      Bundle bundle = bundle(c);
+      if (bundle == null && c.bundleId < 0) {
+        bundle = context.getBundle(c.location);
       }
-      try {
-        bundle.stop();
-      } catch (BundleException | RuntimeException e) {
-        LOG.info("Container {}: stopping its bundle failed, uninstalling it: {}", c.location, e.toString());
+      ran.put(c, c.state == ContainerRun.State.RUNNING);
+      if (c.state == ContainerRun.State.RUNNING) {
+        c.terminated(now, 0, null);
       }
-      try {
-        bundle.uninstall();
-        LOG.info("Container {} removed (bundle {})", c.location, bundle.getBundleId());
-      } catch (BundleException | RuntimeException e) {
-        LOG.warn("Container {}: uninstalling its bundle failed: {}", c.location, e.toString());
+      if (bundle != null) {
+        if (running(bundle)) {
+          events.normal(pod == null ? null : pod.pod, c.name, "Killing", "Stopping container " + c.name);
+        }
+        Bundle target = bundle;
+        stopping.put(c, stops.start(() -> stopAndUninstall(c.location, target, deadline)));
       }
     }
+    stopping.forEach((c, stop) -> {
+      if (!BoundedStop.await(stop, deadline)) {
+        String why = "the bundle did not stop within the grace period of " + grace.toSeconds() + "s";
+        if (ran.get(c)) {
+          c.terminated(now.plus(grace), 137, why); // the exit code of a container killed after its grace
+        }
+        LOG.warn("Container {}: {}; considered killed, its bundle is uninstalled once its stop returns",
+            c.location, why);
+        events.warning(pod == null ? null : pod.pod, c.name, "StopTimeout", "Container " + c.name
+            + " did not stop within the grace period of " + grace.toSeconds() + "s: considered killed");
+      }
+    });
+  }
+
+  private static void stopAndUninstall(String location, Bundle bundle, long deadline) {
+    try {
+      bundle.stop();
+    } catch (BundleException | RuntimeException e) {
+      LOG.info("Container {}: stopping its bundle failed, uninstalling it: {}", location, e.toString());
+    }
+    try {
+      bundle.uninstall();
+      if (System.nanoTime() - deadline > 0) {
+        LOG.info("Container {} removed (bundle {}) after its grace period: its stop returned late", location,
+            bundle.getBundleId());
+      } else {
+        LOG.info("Container {} removed (bundle {})", location, bundle.getBundleId());
+      }
+    } catch (BundleException | RuntimeException e) {
+      LOG.warn("Container {}: uninstalling its bundle failed: {}", location, e.toString());
+    }
+  }
+
+  /** Ends the idle stop threads. */
+  void close() {
+    stops.close();
   }
 }

@@ -337,8 +337,8 @@ final class PodRuntime implements AutoCloseable {
   /** Deletion: stop and uninstall, record the terminations, clean up, then release the pod object. */
   private void terminate(PodState state, Instant now) {
     if (!state.deleted) {
+      steps.removeAll(state, state.containers, now, BoundedStop.grace(state.pod)); // bounded by the grace
       for (ContainerRun c : state.containers) {
-        steps.remove(state, c, now);
         if (c.state == ContainerRun.State.WAITING) {
           c.terminated(now, 0, null);
         }
@@ -371,9 +371,7 @@ final class PodRuntime implements AutoCloseable {
     if (state.timer != null) {
       state.timer.cancel(false);
     }
-    for (ContainerRun c : state.containers) {
-      steps.remove(null, c, now); // no Killing event either: the pod is gone
-    }
+    steps.removeAll(null, state.containers, now, BoundedStop.grace(state.pod)); // no events: the pod is gone
     delivery.remove(state);
     LOG.info("Pod {} (uid {}) left the node", state.key, state.uid);
   }
@@ -471,6 +469,7 @@ final class PodRuntime implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    steps.close();
     events.close();
   }
 }
