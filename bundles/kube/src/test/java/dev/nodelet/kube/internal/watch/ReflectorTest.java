@@ -23,7 +23,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -65,6 +68,20 @@ class ReflectorTest {
       settings.masterUrl(server.url());
     }
     client = new KubeClientFactory().create(settings.build());
+  }
+
+  /**
+   * The tests wait for hundreds of requests one after another (closing while in flight): at Awaitility's default
+   * 100 ms between checks most of their time went into waiting for the next check.
+   */
+  @BeforeAll
+  static void checkOften() {
+    Awaitility.setDefaultPollInterval(Duration.ofMillis(10));
+  }
+
+  @AfterAll
+  static void checkAsUsual() {
+    Awaitility.reset();
   }
 
   @BeforeEach
