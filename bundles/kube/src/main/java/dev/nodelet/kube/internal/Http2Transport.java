@@ -272,6 +272,12 @@ final class Http2Transport extends JettyHttpClientFactory {
     @Override
     public CompletableFuture<HttpResponse<AsyncBody>> consumeBytesDirect(StandardHttpRequest request,
         AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+      if (isClosed()) {
+        // fabric8's Jetty client starts its Jetty client on every request: once closed, nothing would stop it again.
+        // Refused as fabric8's JDK client refuses it
+        throw new IllegalStateException("the Kubernetes client is closed: " + request.method() + " " + request.uri()
+            + " was not sent");
+      }
       long start = System.nanoTime();
       CompletableFuture<HttpResponse<AsyncBody>> response = send(request, consumer);
       if (metrics.isEmpty()) {
