@@ -34,11 +34,13 @@ import io.fabric8.kubernetes.client.http.StandardHttpClientBuilder;
 import io.fabric8.kubernetes.client.http.StandardHttpRequest;
 import io.fabric8.kubernetes.client.http.TlsVersion;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 
 /**
@@ -70,17 +72,29 @@ final class Http2Transport extends JettyHttpClientFactory {
 
   private final String threadPrefix;
   private final Optional<KubeMetrics> metrics;
-  private final long idleConnectionMillis;
+  private final Timing timing;
 
   Http2Transport(String threadPrefix, Optional<KubeMetrics> metrics) {
-    this(threadPrefix, metrics, IDLE_CONNECTION_MILLIS);
+    this(threadPrefix, metrics, Timing.DEFAULT);
   }
 
-  /** For tests: a shorter time after which a connection that carries no request closes. */
-  Http2Transport(String threadPrefix, Optional<KubeMetrics> metrics, long idleConnectionMillis) {
+  /** For tests: shorter times, a driven clock. */
+  Http2Transport(String threadPrefix, Optional<KubeMetrics> metrics, Timing timing) {
     this.threadPrefix = threadPrefix;
     this.metrics = metrics;
-    this.idleConnectionMillis = idleConnectionMillis;
+    this.timing = timing;
+  }
+
+  /**
+   * The times of a transport.
+   *
+   * @param idleConnectionMillis after which a connection that carries no request closes
+   * @param openingTimeout how long an HTTP/2 session's opening may take, from the connect to the server's SETTINGS
+   * @param nanoTime the clock of the pause after a session could not be opened
+   */
+  record Timing(long idleConnectionMillis, Duration openingTimeout, LongSupplier nanoTime) {
+    static final Timing DEFAULT = new Timing(IDLE_CONNECTION_MILLIS,
+        Duration.ofSeconds(Http2Origin.OPENING_TIMEOUT_SECONDS), System::nanoTime);
   }
 
   @Override
@@ -129,7 +143,7 @@ final class Http2Transport extends JettyHttpClientFactory {
       // a connection left without a request closes (an HTTP/1.1 pool shrinks again after a burst, an unused HTTP/2
       // session goes); a request itself never idles out: a quiet watch sends nothing for minutes (the server ends
       // it), and the others have their request timeout
-      jetty.setIdleTimeout(factory.idleConnectionMillis);
+      jetty.setIdleTimeout(factory.timing.idleConnectionMillis());
       jetty.getRequestListeners().add(new Request.Listener.Adapter() {
         @Override
         public void onQueued(Request request) {
@@ -154,7 +168,7 @@ final class Http2Transport extends JettyHttpClientFactory {
       proxy(jetty);
       proxy(webSocketHttp);
       return new Metered(this, jetty, webSockets, new AtomicBoolean(), factory.metrics, new Http2Streams(http2, ssl,
-          jetty::getSocketAddressResolver));
+          jetty::getSocketAddressResolver, factory.timing));
     }
 
     private SslContextFactory.Client sslContextFactory() {
@@ -258,6 +272,12 @@ final class Http2Transport extends JettyHttpClientFactory {
     @Override
     public CompletableFuture<HttpResponse<AsyncBody>> consumeBytesDirect(StandardHttpRequest request,
         AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+      if (isClosed()) {
+        // fabric8's Jetty client starts its Jetty client on every request: once closed, nothing would stop it again.
+        // Refused as fabric8's JDK client refuses it
+        throw new IllegalStateException("the Kubernetes client is closed: " + request.method() + " " + request.uri()
+            + " was not sent");
+      }
       long start = System.nanoTime();
       CompletableFuture<HttpResponse<AsyncBody>> response = send(request, consumer);
       if (metrics.isEmpty()) {

@@ -36,15 +36,26 @@ public final class KubeClientFactory {
 
   private final AtomicInteger clients = new AtomicInteger();
   private final Optional<KubeMetrics> metrics;
+  private final Http2Transport.Timing timing;
 
   /** A factory whose clients are not counted in metrics (plain Java). */
   public KubeClientFactory() {
-    this.metrics = Optional.empty();
+    this(Optional.empty(), Http2Transport.Timing.DEFAULT);
   }
 
   /** A factory whose clients count their requests in {@code metrics}. */
   KubeClientFactory(KubeMetrics metrics) {
-    this.metrics = Optional.of(metrics);
+    this(Optional.of(metrics), Http2Transport.Timing.DEFAULT);
+  }
+
+  /** For tests: clients whose HTTP/2 transport has these times. */
+  KubeClientFactory(Http2Transport.Timing timing) {
+    this(Optional.empty(), timing);
+  }
+
+  private KubeClientFactory(Optional<KubeMetrics> metrics, Http2Transport.Timing timing) {
+    this.metrics = metrics;
+    this.timing = timing;
   }
 
   /**
@@ -94,7 +105,7 @@ public final class KubeClientFactory {
         .withConfig(config)
         // explicit, so no ServiceLoader lookup decides which HTTP client is used
         .withHttpClientFactory(settings.http2()
-            ? new Http2Transport(THREAD_NAME_PREFIX + client + "-http", metrics)
+            ? new Http2Transport(THREAD_NAME_PREFIX + client + "-http", metrics, timing)
             : new Http1JdkClientFactory(THREAD_NAME_PREFIX + client + "-http", metrics))
         // fabric8 adds this interceptor whenever its logger is at TRACE: it logs request and response bodies and
         // headers, so Secret data and bearer tokens. Nodelet never lets it in, whatever the logging configuration.

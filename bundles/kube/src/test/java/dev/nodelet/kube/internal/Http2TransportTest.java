@@ -33,7 +33,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -54,6 +56,8 @@ class Http2TransportTest {
 
   private static final int WATCHES = 250;
   private static final Duration WAIT = Duration.ofSeconds(60);
+  /** The opening deadline of the clients of {@link ClosingTlsServer}s: short, so that a test can wait for it. */
+  private static final Duration OPENING_TIMEOUT = Duration.ofSeconds(2);
 
   @TempDir
   Path dir;
@@ -61,6 +65,8 @@ class Http2TransportTest {
   @AutoClose // after the test's @AfterEach methods
   private EmbeddedApiServer server;
   private final List<Watch> watches = new ArrayList<>();
+  /** The clock of the pause after a failed opening, driven by the tests of {@link ClosingTlsServer}s. */
+  private final AtomicLong clock = new AtomicLong();
 
   @AfterEach
   void stop() {
@@ -198,8 +204,8 @@ class Http2TransportTest {
     KubernetesClient admin = new KubeClientFactory().create(
         KubeSettings.builder().masterUrl(server.url()).nodeName("node-a").build());
     long idleMillis = 500;
-    try (HttpClient http = new Http2Transport("nodelet-idle-test-http", Optional.empty(), idleMillis)
-        .newBuilder().build()) {
+    try (HttpClient http = new Http2Transport("nodelet-idle-test-http", Optional.empty(),
+        new Http2Transport.Timing(idleMillis, OPENING_TIMEOUT, System::nanoTime)).newBuilder().build()) {
       createConfigMaps(admin, 1);
       openWatches(http, 0, 1);
       await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 1);
@@ -210,8 +216,13 @@ class Http2TransportTest {
       assertThat(server.openConnections()).isEqualTo(withWatch + 1);
 
       await().atMost(WAIT).until(() -> server.openConnections() == withWatch);
-      // several idle timeouts later the quiet watch is still open, and still delivers
-      Thread.sleep(4 * idleMillis);
+      // several idle timeouts later the quiet watch is still open, and still delivers: each idle timeout is seen as
+      // another get's connection closing once it carried no request for that long
+      for (int i = 0; i < 3; i++) {
+        assertThat(http.sendAsync(http.newHttpRequestBuilder().uri(server.url()
+            + "/api/v1/namespaces/default/configmaps/cm-0").build(), String.class).join().code()).isEqualTo(200);
+        await().atMost(WAIT).until(() -> server.openConnections() == withWatch);
+      }
       assertThat(server.openWatches("configmaps")).isEqualTo(1);
       admin.configMaps().inNamespace("default").withName("cm-0")
           .edit(c -> new ConfigMapBuilder(c).addToData("key", "after-idle").build());
@@ -297,7 +308,8 @@ class Http2TransportTest {
       for (int i = 0; i < failures; i++) {
         Watch watch = watchOn(http, tls);
         assertThat(watch.response).failsWithin(WAIT);
-        Thread.sleep(300); // past the pause after a failed opening: the next watch opens a session again
+        // past the pause after a failed opening: the next watch opens a session again
+        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(300));
       }
       await().atMost(WAIT).untilAsserted(() -> assertThat(streams.opening()).as("sessions being opened").isZero());
       assertThat(tls.accepted()).isEqualTo(failures);
@@ -305,10 +317,12 @@ class Http2TransportTest {
       // each of those openings ended once: the next request opens one session, not one per earlier failure
       tls.hold();
       Watch watch = watchOn(http, tls);
-      await().atMost(WAIT).until(() -> tls.accepted() == failures + 1);
-      Thread.sleep(500);
-      assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
       assertThat(streams.opening()).isEqualTo(1);
+      await().atMost(WAIT).until(() -> tls.accepted() == failures + 1);
+      // until the opening's deadline ends it, nothing else is connected for that request
+      assertThat(watch.response).failsWithin(WAIT).withThrowableThat()
+          .withMessageContaining("no HTTP/2 SETTINGS from the server within");
+      assertThat(tls.accepted()).as("connections opened for one waiting request").isEqualTo(failures + 1);
     }
   }
 
@@ -319,7 +333,7 @@ class Http2TransportTest {
       HttpClient http = client.getHttpClient();
       Http2Streams streams = Http2Transport.streams(http);
       Watch watch = watchOn(http, tls);
-      assertThat(watch.response).failsWithin(Duration.ofSeconds(Http2Streams.OPENING_TIMEOUT_SECONDS + 20))
+      assertThat(watch.response).failsWithin(OPENING_TIMEOUT.plusSeconds(20))
           .withThrowableThat().withMessageContaining("no HTTP/2 SETTINGS from the server within");
       assertThat(streams.opening()).isZero();
     }
@@ -329,11 +343,12 @@ class Http2TransportTest {
   void requestsToAServerThatCannotBeConnectedToFailWithoutAConnectionEach() throws Exception {
     try (ClosingTlsServer tls = new ClosingTlsServer(); KubernetesClient client = clientOf(tls)) {
       HttpClient http = client.getHttpClient();
-      // restarts against a stopping server, one every 10 ms for a second
+      // restarts against a stopping server, one every 10 ms for a second, each once the one before has its answer
       int count = 100;
       for (int i = 0; i < count; i++) {
-        watchOn(http, tls);
-        Thread.sleep(10);
+        Watch watch = watchOn(http, tls);
+        assertThat(watch.response).failsWithin(WAIT);
+        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(10));
       }
       for (Watch watch : watches) {
         assertThat(watch.response).failsWithin(WAIT).withThrowableThat().withMessageContaining("cannot connect");
@@ -344,7 +359,8 @@ class Http2TransportTest {
   }
 
   private KubernetesClient clientOf(ClosingTlsServer tls) throws IOException {
-    return new KubeClientFactory().create(KubeSettings.builder()
+    return new KubeClientFactory(new Http2Transport.Timing(Http2Transport.IDLE_CONNECTION_MILLIS, OPENING_TIMEOUT,
+        clock::get)).create(KubeSettings.builder()
         .kubeconfig(tls.writeKubeconfig(dir.resolve("kubeconfig")).toString()).nodeName("node-a").http2(true)
         .build());
   }

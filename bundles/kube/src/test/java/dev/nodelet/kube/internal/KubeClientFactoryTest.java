@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.net.InetAddress;
@@ -204,6 +205,15 @@ class KubeClientFactoryTest {
       assertThat(read.getData()).containsEntry("key", "value");
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
           .noneMatch(thread -> thread.getName().startsWith(KubeClientFactory.THREAD_NAME_PREFIX)));
+
+      // a request sent after the close (a consumer that has not heard of it yet) fails, and starts none of the
+      // client's threads again: nothing would stop them
+      HttpClient http = client.getHttpClient();
+      assertThatThrownBy(() -> http.sendAsync(http.newHttpRequestBuilder().uri(server.url()
+          + "/api/v1/namespaces/default/configmaps").build(), String.class)).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("closed");
+      assertThat(Thread.getAllStackTraces().keySet())
+          .noneMatch(thread -> thread.getName().startsWith(KubeClientFactory.THREAD_NAME_PREFIX));
     }
   }
 }

@@ -8,15 +8,12 @@ import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
-import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -28,22 +25,21 @@ import org.slf4j.LoggerFactory;
  * (fabric8's watch managers leave a watch open when it is closed before its response arrives).
  *
  * <p>All state changes run on the reflector's {@link SerialExecutor}; HTTP callbacks only hand over. A request is a
- * {@link Call}; answers of a call that is no longer the current one are dropped and their body closed.
+ * {@link ReflectorCall}; answers of a call that is no longer the current one are dropped and their body closed.
  */
 final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpReflector.class);
-  static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
   private static final int MIN_WATCH_SECONDS = 300;
 
   // a node holds thousands of reflectors: fields are what each needs of its own, the rest is the engine's
-  private final Engine engine;
+  final Engine engine;
   private final Class<T> type;
   private final ResourcePath path;
   private final String fieldSelector;
   private final String labelSelector;
   private final ReflectorListener<T> listener;
-  private final SerialExecutor serial;
+  final SerialExecutor serial;
 
   /** The objects as last reported; written on the serial executor only, read from anywhere. */
   private final KnownObjects<T> known = new KnownObjects<>();
@@ -52,12 +48,9 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   private volatile boolean closed;
   /** Started from a kept state: watch from its version, without a list, until a 410. */
   private volatile boolean resuming;
-  private volatile Call current;
+  private volatile ReflectorCall<T> current;
   // serial executor only
-  private int failures;
-  private boolean failing;
-  /** Whether this failure period was logged as a warning (see {@link Engine#mayWarn()}). */
-  private boolean warned;
+  private final FailureBackoff backoff;
   /** Whether a request was sent before: a watch without a list after that is a restart. */
   private boolean connected;
   private ScheduledFuture<?> retry;
@@ -71,6 +64,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     this.labelSelector = labelSelector;
     this.listener = listener;
     this.serial = new SerialExecutor(engine.callbacks());
+    this.backoff = new FailureBackoff(engine);
     if (resumeVersion != null) {
       resumeObjects.forEach(known::put);
       resourceVersion = resumeVersion;
@@ -110,7 +104,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     closed = true;
     synced = false;
     serial.close();
-    Call call = current;
+    ReflectorCall<T> call = current;
     if (call != null) {
       call.cancel();
     }
@@ -172,13 +166,10 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     if (again && !startsNow()) {
       return;
     }
-    Map<String, String> query = new LinkedHashMap<>();
-    query.put("fieldSelector", fieldSelector);
-    query.put("labelSelector", labelSelector);
     HttpClient http = engine.http();
-    HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
-        .build();
-    Call call = new Call(false, null);
+    HttpRequest request = http.newHttpRequestBuilder().uri(path.listUri(fieldSelector, labelSelector))
+        .header("Accept", "application/json").build();
+    ReflectorCall<T> call = new ReflectorCall<>(this, false, null);
     current = call;
     CompletableFuture<HttpResponse<String>> response;
     try {
@@ -195,7 +186,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     response.whenComplete((answer, error) -> serial.execute(() -> listAnswered(call, answer, error)));
   }
 
-  private void listAnswered(Call call, HttpResponse<String> answer, Throwable error) {
+  private void listAnswered(ReflectorCall<T> call, HttpResponse<String> answer, Throwable error) {
     if (closed || call != current) {
       return;
     }
@@ -204,7 +195,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       return;
     }
     if (!answer.isSuccessful()) {
-      failed(statusError("list", answer.code(), answer.body()));
+      failed(ApiAnswers.statusError(engine.serialization, "list", what(), answer.code(), answer.body()));
       return;
     }
     Map<String, Object> list;
@@ -221,7 +212,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
         items.put(engine.serialization.convertValue(object, type));
       }
     }
-    replace(items, resourceVersionOf(list));
+    replace(items, ApiAnswers.resourceVersionOf(list));
     watch(false, false, false);
   }
 
@@ -230,31 +221,19 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
    * @param again whether this re-establishes the reflector (see {@link #startsNow()})
    */
   private void watch(boolean watchList, boolean restart, boolean again) {
-    Map<String, String> query = new LinkedHashMap<>();
-    query.put("watch", "true");
-    query.put("allowWatchBookmarks", "true");
-    query.put("fieldSelector", fieldSelector);
-    query.put("labelSelector", labelSelector);
-    if (watchList) {
-      query.put("sendInitialEvents", "true");
-      query.put("resourceVersionMatch", "NotOlderThan");
-      query.put("resourceVersion", resourceVersion == null ? "" : resourceVersion);
-    } else {
-      query.put("resourceVersion", resourceVersion);
-    }
     // spread the server-side ends of many watches, as client-go does
-    query.put("timeoutSeconds",
-        Long.toString(MIN_WATCH_SECONDS + (long) (engine.random.getAsDouble() * MIN_WATCH_SECONDS)));
+    long timeoutSeconds = MIN_WATCH_SECONDS + (long) (engine.random.getAsDouble() * MIN_WATCH_SECONDS);
     String from = restart ? resourceVersion : null; // the callbacks keep this, not the query
     HttpClient http = engine.http();
-    HttpRequest request = http.newHttpRequestBuilder().uri(path.uri(query)).header("Accept", "application/json")
-        .forStreaming().build();
+    HttpRequest request = http.newHttpRequestBuilder()
+        .uri(path.watchUri(fieldSelector, labelSelector, watchList, resourceVersion, timeoutSeconds))
+        .header("Accept", "application/json").forStreaming().build();
     boolean paced = http instanceof StartGate.Transport transport && transport.gates(request);
     if (again && !paced && !startsNow()) {
       return;
     }
     StartGate gate = again && paced ? engine.limiter : null;
-    Call call = new Call(watchList, gate);
+    ReflectorCall<T> call = new ReflectorCall<>(this, watchList, gate);
     current = call;
     CompletableFuture<HttpResponse<AsyncBody>> response;
     try {
@@ -292,7 +271,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
   }
 
-  private void received(Call call, byte[] bytes, AsyncBody body) {
+  void received(ReflectorCall<T> call, byte[] bytes, AsyncBody body) {
     if (closed || call != current) {
       body.cancel();
       return;
@@ -313,7 +292,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   @SuppressWarnings("unchecked")
-  private void event(Call call, String line) {
+  private void event(ReflectorCall<T> call, String line) {
     if (line.isBlank()) {
       return;
     }
@@ -350,7 +329,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
   }
 
-  private void change(Call call, String eventType, T object) {
+  private void change(ReflectorCall<T> call, String eventType, T object) {
     healthy();
     if (call.initial != null) {
       // WatchList: the initial state arrives as ADDED events, reported as a whole at the end bookmark
@@ -368,13 +347,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     }
   }
 
-  private void bookmark(Call call, Map<String, Object> object) {
+  private void bookmark(ReflectorCall<T> call, Map<String, Object> object) {
     healthy();
-    String version = resourceVersionOf(object);
+    String version = ApiAnswers.resourceVersionOf(object);
     if (call.initial != null) {
-      Object metadata = object.get("metadata");
-      Object annotations = metadata instanceof Map<?, ?> m ? m.get("annotations") : null;
-      if (annotations instanceof Map<?, ?> a && "true".equals(a.get(INITIAL_EVENTS_END))) {
+      if (ApiAnswers.endsInitialEvents(object)) {
         engine.watchListServed();
         KnownObjects<T> initial = call.initial;
         call.initial = null;
@@ -401,7 +378,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
    * A sent watch got no response headers in time: its connection lost its server without closing (nothing ends a
    * quiet connection: watches must stay open while idle). It fails, and restarts as after any failure.
    */
-  private void unanswered(Call call) {
+  void unanswered(ReflectorCall<T> call) {
     if (closed || call != current || call.answered) {
       return;
     }
@@ -411,7 +388,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   }
 
   /** The end of a watch's response: its stream ended, broke, or it never got one. */
-  private void ended(Call call, Throwable failure) {
+  private void ended(ReflectorCall<T> call, Throwable failure) {
     if (closed || call != current) {
       return;
     }
@@ -419,11 +396,12 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     if (call.status == 410) {
       gone();
     } else if (call.status != 0 && call.status / 100 != 2) {
-      if (call.watchList && refusesWatchList(call.status)) {
+      if (call.watchList && ApiAnswers.refusesWatchList(call.status)) {
         engine.watchListRefused(what(), call.status);
         restart(0); // the fallback: LIST then WATCH, at once
       } else {
-        failed(statusError("watch", call.status, call.errorBody().append(call.lines.rest()).toString()));
+        String body = call.errorBody().append(call.lines.rest()).toString();
+        failed(ApiAnswers.statusError(engine.serialization, "watch", what(), call.status, body));
       }
     } else if (failure != null) {
       failed(new ReflectorException("the watch of " + what() + " failed: " + failure, call.status, failure));
@@ -448,31 +426,15 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   private void failed(ReflectorException error) {
     current = null;
-    failures++;
-    if (!failing) {
-      failing = true;
-      warned = engine.mayWarn();
-      if (warned) {
-        LOG.warn("{} (API server {}); retrying with backoff (the other watches that fail within {} s are logged "
-            + "at DEBUG)", error.getMessage(), engine.server, Engine.WARNING_INTERVAL.toSeconds());
-      } else {
-        LOG.debug("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
-      }
-    } else {
-      LOG.debug("{} (failure {})", error.getMessage(), failures);
-    }
+    backoff.failed(LOG, error);
     notify(() -> listener.onError(error));
-    restart(backoffNanos());
+    restart(backoff.delayNanos());
   }
 
   private void healthy() {
-    if (failing && warned) {
-      LOG.info("The list and watch of {} work again", what());
-    } else if (failing) {
-      LOG.debug("The list and watch of {} work again", what());
+    if (backoff.failing()) {
+      backoff.recovered(LOG, what());
     }
-    failing = false;
-    failures = 0;
   }
 
   /**
@@ -487,20 +449,9 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     long delay = engine.limiter.reserve(minDelayNanos);
     try {
       retry = engine.timer().schedule(() -> serial.execute(() -> connect(true)), delay, TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       // the engine is closing, and this reflector with it
     }
-  }
-
-  private long backoffNanos() {
-    long initial = engine.settings.initialBackoff().toNanos();
-    long max = engine.settings.maxBackoff().toNanos();
-    long delay = initial << Math.min(failures - 1, 20);
-    if (delay <= 0 || delay > max) {
-      delay = max;
-    }
-    // jitter in the upper half: never longer than the maximum, never in step with other reflectors
-    return delay / 2 + (long) (engine.random.getAsDouble() * (delay / 2));
   }
 
   private void replace(KnownObjects<T> items, String version) {
@@ -511,7 +462,7 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       T old = known.put(item);
       if (old == null) {
         notify(() -> listener.onAdd(item));
-      } else if (!java.util.Objects.equals(old.getMetadata().getResourceVersion(),
+      } else if (!Objects.equals(old.getMetadata().getResourceVersion(),
           item.getMetadata().getResourceVersion())) {
         notify(() -> listener.onUpdate(old, item));
       }
@@ -530,210 +481,6 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
       callback.run();
     } catch (RuntimeException e) {
       LOG.error("A listener of {} failed", what(), e);
-    }
-  }
-
-  private ReflectorException statusError(String verb, int status, String body) {
-    String message = null;
-    if (body != null && !body.isBlank()) {
-      try {
-        Map<?, ?> parsed = engine.serialization.unmarshal(body, Map.class);
-        message = parsed.get("message") instanceof String s ? s : null;
-      } catch (RuntimeException e) {
-        message = null; // not a Status: the code alone says what happened
-      }
-    }
-    return new ReflectorException("cannot " + verb + " " + what() + ": the API server answered " + status
-        + (message == null ? "" : " (" + message + ")"), status, null);
-  }
-
-  /** The answers of a server that does not serve WatchList (an older server or the WatchList gate off). */
-  private static boolean refusesWatchList(int status) {
-    return status == 400 || status == 422 || status == 415 || status == 501;
-  }
-
-  private static String resourceVersionOf(Map<String, Object> object) {
-    Object metadata = object.get("metadata");
-    Object version = metadata instanceof Map<?, ?> m ? m.get("resourceVersion") : null;
-    return version == null ? null : version.toString();
-  }
-
-  private static byte[] copy(List<ByteBuffer> buffers) {
-    int size = 0;
-    for (ByteBuffer buffer : buffers) {
-      size += buffer.remaining();
-    }
-    byte[] bytes = new byte[size];
-    int at = 0;
-    for (ByteBuffer buffer : buffers) {
-      int n = buffer.remaining();
-      buffer.get(bytes, at, n);
-      at += n;
-    }
-    return bytes;
-  }
-
-  /** One list or watch request and what its answer has delivered so far; a watch's consumer of its body. */
-  private final class Call implements AsyncBody.Consumer<List<ByteBuffer>>, EarlyBody {
-    final boolean watchList;
-    /** The restart bucket for a transport that holds this request; null when it starts as soon as it can. */
-    private final StartGate gate;
-    final LineSplitter lines = new LineSplitter();
-    /** The body of an answer that is not a 2xx, for its message; null until one arrives. */
-    private StringBuilder errorBody;
-    /** WatchList only: the initial state until the initial-events-end bookmark; then null. */
-    KnownObjects<T> initial;
-    volatile CompletableFuture<?> inFlight;
-    volatile int status;
-    private volatile AsyncBody body;
-    private volatile boolean cancelled;
-    /** The transport tells when the request leaves ({@link #started()}), which may be long after it was sent. */
-    private volatile boolean early;
-    /** The response or the failure arrived; the deadline no longer applies. */
-    volatile boolean answered;
-    /** The deadline of the response's headers, armed when the request leaves. */
-    private volatile ScheduledFuture<?> deadline;
-
-    Call(boolean watchList, StartGate gate) {
-      this.watchList = watchList;
-      this.gate = gate;
-      this.initial = watchList ? new KnownObjects<>() : null;
-    }
-
-    /** The response arrived: keep its body to close, and close it at once if the call was cancelled meanwhile. */
-    void opened(AsyncBody answerBody) {
-      body = answerBody;
-      inFlight = null; // cancelling goes through the body from now on
-      if (cancelled) {
-        answerBody.cancel();
-      }
-    }
-
-    @Override
-    public void consume(List<ByteBuffer> buffers, AsyncBody answerBody) {
-      byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
-      serial.execute(() -> received(this, bytes, answerBody));
-    }
-
-    /** The transport sent the request: cancelling ends it from now on, also before its response arrives. */
-    @Override
-    public void sent(AsyncBody earlyBody) {
-      early = true;
-      disarm(); // armed by handedOver() if fabric8's interceptors sent the request later: started() arms it
-      body = earlyBody;
-      if (cancelled) {
-        earlyBody.cancel();
-      }
-    }
-
-    @Override
-    public void started() {
-      arm();
-    }
-
-    /** The transport has the request: one that does not say when it leaves sends it now. */
-    void handedOver() {
-      if (!early) {
-        arm();
-      }
-    }
-
-    void answered() {
-      answered = true;
-      disarm();
-    }
-
-    private void arm() {
-      if (answered || cancelled) {
-        return;
-      }
-      ScheduledFuture<?> timer;
-      try {
-        timer = engine.timer().schedule(() -> serial.execute(() -> unanswered(this)),
-            engine.settings.responseTimeout().toNanos(), TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        return; // the engine is closing, and this reflector with it
-      }
-      ScheduledFuture<?> previous = deadline;
-      deadline = timer;
-      if (previous != null) {
-        previous.cancel(false);
-      }
-      if (answered || cancelled) {
-        disarm();
-      }
-    }
-
-    private void disarm() {
-      ScheduledFuture<?> timer = deadline;
-      deadline = null;
-      if (timer != null) {
-        timer.cancel(false);
-      }
-    }
-
-    @Override
-    public StartGate gate() {
-      return gate;
-    }
-
-    StringBuilder errorBody() {
-      if (errorBody == null) {
-        errorBody = new StringBuilder();
-      }
-      return errorBody;
-    }
-
-    /** Ends the request: its body if it has one, else the pending response (closed on arrival). */
-    void cancel() {
-      cancelled = true;
-      disarm();
-      AsyncBody b = body;
-      if (b != null) {
-        b.cancel();
-      }
-      CompletableFuture<?> f = inFlight;
-      if (f != null) {
-        f.cancel(true);
-      }
-    }
-  }
-
-  /**
-   * Splits a byte stream into UTF-8 lines; a line may span chunks. Holds no buffer between whole lines: a watch
-   * idles for minutes, and one large event must not leave its buffer behind.
-   */
-  static final class LineSplitter {
-    /** The start of a line that spans chunks; null when the last chunk ended with a line break. */
-    private ByteArrayOutputStream partial;
-
-    List<String> feed(byte[] bytes) {
-      List<String> lines = new ArrayList<>(2);
-      int start = 0;
-      for (int i = 0; i < bytes.length; i++) {
-        if (bytes[i] == '\n') {
-          if (partial == null) {
-            lines.add(new String(bytes, start, i - start, StandardCharsets.UTF_8));
-          } else {
-            partial.write(bytes, start, i - start);
-            lines.add(partial.toString(StandardCharsets.UTF_8));
-            partial = null;
-          }
-          start = i + 1;
-        }
-      }
-      if (start < bytes.length) {
-        if (partial == null) {
-          partial = new ByteArrayOutputStream(bytes.length - start);
-        }
-        partial.write(bytes, start, bytes.length - start);
-      }
-      return lines;
-    }
-
-    /** @return what came after the last line break */
-    String rest() {
-      return partial == null ? "" : partial.toString(StandardCharsets.UTF_8);
     }
   }
 }

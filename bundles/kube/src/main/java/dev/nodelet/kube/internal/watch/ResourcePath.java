@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Namespaced;
 import java.net.URL;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** The collection URL of one resource type (and namespace) and its list/watch queries. */
@@ -36,8 +37,40 @@ final class ResourcePath {
     this.description = plural + (namespaced && namespace != null ? " in namespace " + namespace : "");
   }
 
+  /** @return the URL of a LIST of the collection; a {@code null} selector is left out */
+  String listUri(String fieldSelector, String labelSelector) {
+    Map<String, String> query = new LinkedHashMap<>();
+    query.put("fieldSelector", fieldSelector);
+    query.put("labelSelector", labelSelector);
+    return uri(query);
+  }
+
+  /**
+   * @param watchList whether the watch sends the initial state first (WatchList), from a state not older than
+   *     {@code resourceVersion} (any state when null); otherwise it starts at {@code resourceVersion}
+   * @param timeoutSeconds after which the server ends the watch
+   * @return the URL of a WATCH of the collection, with bookmarks; a {@code null} selector is left out
+   */
+  String watchUri(String fieldSelector, String labelSelector, boolean watchList, String resourceVersion,
+      long timeoutSeconds) {
+    Map<String, String> query = new LinkedHashMap<>();
+    query.put("watch", "true");
+    query.put("allowWatchBookmarks", "true");
+    query.put("fieldSelector", fieldSelector);
+    query.put("labelSelector", labelSelector);
+    if (watchList) {
+      query.put("sendInitialEvents", "true");
+      query.put("resourceVersionMatch", "NotOlderThan");
+      query.put("resourceVersion", resourceVersion == null ? "" : resourceVersion);
+    } else {
+      query.put("resourceVersion", resourceVersion);
+    }
+    query.put("timeoutSeconds", Long.toString(timeoutSeconds));
+    return uri(query);
+  }
+
   /** @return the URL of the collection with these query parameters; {@code null} values are left out */
-  String uri(Map<String, String> query) {
+  private String uri(Map<String, String> query) {
     StringBuilder uri = new StringBuilder(collection);
     char separator = '?';
     for (Map.Entry<String, String> parameter : query.entrySet()) {

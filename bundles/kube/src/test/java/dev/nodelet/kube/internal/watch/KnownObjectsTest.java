@@ -75,7 +75,7 @@ class KnownObjectsTest {
 
   @Test
   void linesSpanningChunksAreJoinedAndNoBufferIsKeptBetweenWholeLines() {
-    HttpReflector.LineSplitter lines = new HttpReflector.LineSplitter();
+    LineSplitter lines = new LineSplitter();
 
     assertThat(lines.feed(bytes("{\"a\":1}\n{\"b\""))).containsExactly("{\"a\":1}");
     assertThat(lines.rest()).isEqualTo("{\"b\"");
