@@ -143,7 +143,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
 
   private ClaimManager(Builder b) {
     this.work = new ClaimReconciler(new ManagerSettings(b.client, b.nodeName, b.stateDirectory, b.clock, b.executor,
-        b.sweepPeriod, b.retryInitial, b.retryMax, b.healthRetry, b.gates));
+        b.sweepPeriod, b.retryInitial, b.retryMax, b.healthRetry, b.gates, null));
   }
 
   /** Loads the checkpoint and starts the periodic sweep. Returns at once; the work runs on the executor. */

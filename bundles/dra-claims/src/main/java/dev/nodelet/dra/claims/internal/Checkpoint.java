@@ -156,6 +156,11 @@ public final class Checkpoint {
 
   /** Replaces the file with these entries, atomically. */
   public void write(Collection<ClaimEntry> entries) throws IOException {
+    store(encode(entries));
+  }
+
+  /** The file's bytes for these entries; taken on the claim manager's thread, stored later by {@link #store}. */
+  public byte[] encode(Collection<ClaimEntry> entries) throws JsonProcessingException {
     ObjectNode data = JSON.createObjectNode();
     data.put("kind", KIND);
     data.put("apiVersion", API_VERSION);
@@ -203,11 +208,19 @@ public final class Checkpoint {
     ObjectNode outer = JSON.createObjectNode();
     outer.put("Data", text);
     outer.put("Checksum", crc(text));
+    return JSON.writeValueAsBytes(outer);
+  }
+
+  /** Replaces the file with these bytes atomically, forced to disk before the rename. */
+  public void store(byte[] bytes) throws IOException {
     Files.createDirectories(file.getParent());
     Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
     try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING)) {
-      out.write(java.nio.ByteBuffer.wrap(JSON.writeValueAsBytes(outer)));
+      java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(bytes);
+      while (buffer.hasRemaining()) {
+        out.write(buffer);
+      }
       out.force(true);
     }
     Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -26,6 +26,11 @@ public final class ClaimEntry {
    * a pod prepares the claim again (drivers are idempotent), which also recreates CDI specs a reboot wiped.
    */
   public boolean prepared;
+  /**
+   * Prepared, but the checkpoint write that holds its devices has not reached the disk yet: not reported as
+   * prepared until it has. Memory only.
+   */
+  public boolean unsaved;
   /** The pods the checkpoint listed at start: while running they keep the devices from disk. Memory only. */
   public final Set<String> restoredPods = new HashSet<>();
   /** The last pod is gone: new pods are refused until the drivers unprepared it. Memory only. */
@@ -60,6 +65,6 @@ public final class ClaimEntry {
 
   /** The devices came from a driver in this run, or from disk for running pods. */
   public boolean usable() {
-    return prepared || !restoredPods.isEmpty();
+    return prepared && !unsaved || !restoredPods.isEmpty();
   }
 }

@@ -29,7 +29,8 @@ final class PreparationStep {
   }
 
   /**
-   * Prepares the claims of one pod; devices are recorded only when every driver succeeded.
+   * Prepares the claims of one pod; devices are recorded only when every driver succeeded, and the claims stay
+   * {@link ClaimEntry#unsaved} until the checkpoint holding them is on disk.
    *
    * @param allocations the allocation results per claim key, as validated
    * @return true when every claim is prepared
@@ -84,6 +85,7 @@ final class PreparationStep {
     for (ClaimEntry e : claims) {
       results.getOrDefault(e.uid, Map.of()).forEach(e::replaceDevices); // replaces that driver's devices
       e.prepared = true;
+      e.unsaved = true; // reported once the checkpoint holding the devices is on disk
       failures.clear(e.key());
     }
     return true;
