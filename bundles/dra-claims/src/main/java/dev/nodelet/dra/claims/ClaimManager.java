@@ -112,7 +112,10 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
      * Turns Kubernetes feature gates on or off; the defaults are those of Kubernetes 1.36:
      * {@code DRAExtendedResource} on (a pod's claim named in {@code status.extendedResourceClaimStatus} is prepared
      * and its containers get CDI IDs for it), {@code DRAWorkloadResourceClaims} off (a claim reserved for the pod's
-     * PodGroup, {@code spec.schedulingGroup.podGroupName}, is refused naming the gate).
+     * PodGroup, {@code spec.schedulingGroup.podGroupName}, is refused naming the gate), and
+     * {@code DRAOptionalNodeOperations} off (alpha in 1.37; a claim whose allocation results list
+     * {@code skipNodeOperations} is refused naming the gate; on, a driver all of whose devices in a claim skip
+     * {@code NodePrepareResources} or {@code NodeUnprepareResources} is neither looked up nor called for it).
      *
      * @throws IllegalArgumentException for a gate the claim manager does not know, naming the known ones
      * @since 2.1

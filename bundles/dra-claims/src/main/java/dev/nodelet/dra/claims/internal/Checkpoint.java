@@ -33,6 +33,8 @@ public final class Checkpoint {
   private static final String KIND = "DRACheckpoint";
   private static final String API_VERSION = "checkpoint.dra.kubelet.k8s.io/v1";
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** Per driver state: the node operations its devices skip (DRAOptionalNodeOperations). */
+  private static final String SKIP = "SkipNodeOperations";
 
   /** The file could not be used; it has been moved aside to {@link #movedTo}. */
   public static final class CorruptException extends Exception {
@@ -113,6 +115,10 @@ public final class Checkpoint {
       nullAt(e, "DriverState", "DriverState", entry);
       e.path("DriverState").fields().forEachRemaining(d -> {
         String at = "DriverState/" + d.getKey() + "/";
+        List<String> skipped = strings(d.getValue().get(SKIP));
+        if (!skipped.isEmpty()) {
+          entry.skips.put(d.getKey(), new java.util.TreeSet<>(skipped));
+        }
         nullAt(d.getValue(), "Devices", at + "Devices", entry);
         List<PreparedDevice> devices = new ArrayList<>();
         int i = 0;
@@ -184,6 +190,10 @@ public final class Checkpoint {
       entry.drivers.forEach((driver, devices) -> {
         String at = "DriverState/" + driver + "/";
         ObjectNode state = drivers.putObject(driver);
+        java.util.Set<String> skipped = entry.skips.getOrDefault(driver, java.util.Set.of());
+        if (!skipped.isEmpty()) { // only then, so that other entries stay as the kubelet writes them
+          skipped.forEach(state.putArray(SKIP)::add);
+        }
         if (devices.isEmpty() && entry.nulls.contains(at + "Devices")) {
           state.putNull("Devices");
           return;

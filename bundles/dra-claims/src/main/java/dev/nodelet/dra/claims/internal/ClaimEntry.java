@@ -22,6 +22,12 @@ public final class ClaimEntry {
   /** Devices per driver; a driver of the allocation that has not prepared yet has an empty list. */
   public final Map<String, List<PreparedDevice>> drivers = new TreeMap<>();
   /**
+   * Per driver, the node operations ({@code NodePrepareResources}, {@code NodeUnprepareResources}) that all its
+   * allocated devices skip (DRAOptionalNodeOperations); kept in the checkpoint, so unprepare honours it whatever the
+   * gate says later.
+   */
+  public final Map<String, Set<String>> skips = new TreeMap<>();
+  /**
    * Every driver prepared the claim in this run. Memory only, as in the kubelet: after a restart the next start of
    * a pod prepares the claim again (drivers are idempotent), which also recreates CDI specs a reboot wiped.
    */
@@ -50,6 +56,11 @@ public final class ClaimEntry {
 
   public String key() {
     return namespace + "/" + name;
+  }
+
+  /** The driver is neither looked up nor called for this operation. */
+  public boolean skips(String driver, String operation) {
+    return skips.getOrDefault(driver, Set.of()).contains(operation);
   }
 
   public ClaimRef ref() {

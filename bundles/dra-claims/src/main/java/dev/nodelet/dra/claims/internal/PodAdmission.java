@@ -67,6 +67,7 @@ final class PodAdmission {
     List<ClaimEntry> toUse = new ArrayList<>();
     Map<String, List<String>> allocationDrivers = new HashMap<>();
     Map<String, List<DeviceRequestAllocationResult>> allocations = new HashMap<>();
+    Map<String, Map<String, java.util.Set<String>>> skips = new HashMap<>();
     try {
       for (Checked c : v.claims()) {
         PodClaim pc = c.claim();
@@ -83,6 +84,7 @@ final class PodAdmission {
         toUse.add(cached != null ? cached : new ClaimEntry(ns, pc.name(), claimUid));
         allocationDrivers.put(key, c.valid().drivers());
         allocations.put(key, c.valid().results());
+        skips.put(key, c.valid().skips());
       }
     } catch (PodClaimException e) {
       failures.fail(ns, e.claimName, podUid, e.getMessage());
@@ -92,6 +94,7 @@ final class PodAdmission {
     for (ClaimEntry use : toUse) {
       if (cache.putIfAbsent(use.key(), use) == null) {
         allocationDrivers.get(use.key()).forEach(d -> use.drivers.putIfAbsent(d, List.of()));
+        use.skips.putAll(skips.get(use.key()));
         changed = true;
       }
       changed |= use.podUids.add(podUid);

@@ -43,7 +43,18 @@ final class PreparationStep {
     claims.forEach(e -> driverNames.addAll(e.drivers.keySet()));
     Map<String, Map<String, List<PreparedDevice>>> results = new HashMap<>(); // claim UID -> driver -> devices
     for (String driverName : driverNames) {
-      List<ClaimEntry> batch = claims.stream().filter(e -> e.drivers.containsKey(driverName)).toList();
+      // a driver whose devices all skip NodePrepareResources is neither looked up nor called: the claim keeps its
+      // allocated devices, without CDI IDs
+      claims.stream().filter(e -> e.drivers.containsKey(driverName) && e.skips(driverName, NodeOperations.PREPARE))
+          .forEach(e -> results.computeIfAbsent(e.uid, k -> new TreeMap<>()).put(driverName,
+              allocations.getOrDefault(e.key(), List.of()).stream().filter(r -> driverName.equals(r.getDriver()))
+                  .map(r -> new PreparedDevice(List.of(r.getRequest()), r.getPool(), r.getDevice(), List.of(), null))
+                  .toList()));
+      List<ClaimEntry> batch = claims.stream().filter(e -> e.drivers.containsKey(driverName)
+          && !e.skips(driverName, NodeOperations.PREPARE)).toList();
+      if (batch.isEmpty()) {
+        continue;
+      }
       Map<String, ClaimEntry> byUid = new LinkedHashMap<>();
       batch.forEach(e -> byUid.putIfAbsent(e.uid, e));
       DraDriver driver = drivers.preparing(driverName);
@@ -98,7 +109,7 @@ final class PreparationStep {
     claims.forEach(e -> driverNames.addAll(e.drivers.keySet()));
     for (String driverName : driverNames) {
       List<ClaimEntry> batch = claims.stream().filter(e -> e.drivers.containsKey(driverName)
-          && !failed.contains(e.key())).toList();
+          && !e.skips(driverName, NodeOperations.UNPREPARE) && !failed.contains(e.key())).toList();
       if (batch.isEmpty()) {
         continue;
       }
