@@ -177,6 +177,46 @@ public final class ClaimReconciler implements AutoCloseable {
     LOG.info("DRA claim manager for node {} stopped", nodeName);
   }
 
+  /**
+   * Drops a claim from the cache and the checkpoint without asking its drivers to unprepare it; refused while an
+   * active pod uses it. Completes with false for a claim not known, true once the checkpoint without it is on disk.
+   */
+  public CompletableFuture<Boolean> forget(String namespace, String name) {
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    try {
+      executor.execute(guarded(() -> forgetNow(namespace + "/" + name, done)));
+    } catch (RejectedExecutionException e) {
+      done.completeExceptionally(new IllegalStateException("the claim manager of node " + nodeName + " is closed"));
+    }
+    return done;
+  }
+
+  private void forgetNow(String key, CompletableFuture<Boolean> done) {
+    ClaimEntry entry = cache.get(key);
+    if (entry == null) {
+      done.complete(false);
+      return;
+    }
+    List<String> users = entry.podUids.stream().filter(this::podInUse).toList();
+    if (!users.isEmpty()) {
+      done.completeExceptionally(new IllegalStateException("ResourceClaim " + key + " is still used by pods "
+          + users + "; it can be forgotten only once no active pod uses it"));
+      return;
+    }
+    cache.remove(key);
+    failures.clear(key);
+    LOG.warn("ResourceClaim {} ({}) forgotten by hand: its drivers {} were not asked to unprepare it", key,
+        entry.uid, entry.drivers.keySet());
+    publishView();
+    writeCheckpoint().whenComplete((ok, e) -> {
+      if (e != null) {
+        done.completeExceptionally(e);
+      } else {
+        done.complete(true);
+      }
+    });
+  }
+
   public List<ClaimInfo> claims() {
     return claimView;
   }
