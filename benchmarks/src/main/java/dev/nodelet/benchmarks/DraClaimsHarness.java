@@ -19,6 +19,8 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -53,7 +55,8 @@ final class DraClaimsHarness {
         Stats.medianRange(results, Result::p50Millis, "ms"), "—", "—", "—"));
     rows.add(new Row(7, "DRA claims: " + pods + " pods × 1 claim, allocation to prepared, p99",
         Stats.medianRange(results, Result::p99Millis, "ms") + "; all prepared in "
-            + Stats.medianRange(results, Result::allMillis, "ms"), "—", "—", "—"));
+            + Stats.medianRange(results, Result::allMillis, "ms"), "—", "p99 ≤ 50 ms, checkpoint written durably",
+        Stats.median(results, Result::p99Millis) <= 50 ? "yes" : "**no**"));
     return rows;
   }
 
@@ -81,7 +84,15 @@ final class DraClaimsHarness {
             .addNewRequest().withName("gpu").withNewExactly().withDeviceClassName("gpu").endExactly().endRequest()
             .endDevices().endSpec().build()).create());
       }
-      Map<String, Long> allocatedAt = new HashMap<>();
+      Map<String, Long> allocatedAt = new ConcurrentHashMap<>();
+      // the manager is watched from before the first allocation, on a thread of its own, so that each claim's time
+      // is taken when it shows prepared, not once every allocation was written
+      CompletableFuture<Map<String, Long>> watched = CompletableFuture.supplyAsync(
+          () -> awaitPrepared(manager, podCount), runnable -> {
+            Thread t = new Thread(runnable, "bench-claims-poller");
+            t.setDaemon(true);
+            t.start();
+          });
       long start = System.nanoTime();
       for (int i = 0; i < podCount; i++) {
         ResourceClaim claim = claims.get(i);
@@ -93,20 +104,7 @@ final class DraClaimsHarness {
         allocatedAt.put(claim.getMetadata().getName(), System.nanoTime());
         manager.podUpdated(pods.get(i)); // the pod is bound once its claims are allocated
       }
-      Map<String, Long> preparedAt = new HashMap<>();
-      long deadline = System.nanoTime() + 120_000_000_000L;
-      while (preparedAt.size() < podCount) {
-        long now = System.nanoTime();
-        for (ClaimInfo c : manager.claims()) {
-          if (c.state() == ClaimInfo.State.PREPARED) {
-            preparedAt.putIfAbsent(c.name(), now);
-          }
-        }
-        if (now > deadline) {
-          throw new IllegalStateException("only " + preparedAt.size() + " of " + podCount + " claims prepared");
-        }
-        LockSupport.parkNanos(100_000);
-      }
+      Map<String, Long> preparedAt = watched.join();
       double[] latencies = preparedAt.entrySet().stream()
           .mapToDouble(e -> Stats.ms(e.getValue() - allocatedAt.get(e.getKey()))).sorted().toArray();
       long last = preparedAt.values().stream().mapToLong(Long::longValue).max().orElse(start);
@@ -114,6 +112,25 @@ final class DraClaimsHarness {
     } finally {
       deleteQuietly(state);
     }
+  }
+
+  /** Polls the manager every 0.1 ms until every claim shows prepared; the time each was first seen so. */
+  private static Map<String, Long> awaitPrepared(ClaimManager manager, int podCount) {
+    Map<String, Long> preparedAt = new HashMap<>();
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (preparedAt.size() < podCount) {
+      long now = System.nanoTime();
+      for (ClaimInfo c : manager.claims()) {
+        if (c.state() == ClaimInfo.State.PREPARED) {
+          preparedAt.putIfAbsent(c.name(), now);
+        }
+      }
+      if (now > deadline) {
+        throw new IllegalStateException("only " + preparedAt.size() + " of " + podCount + " claims prepared");
+      }
+      LockSupport.parkNanos(100_000);
+    }
+    return preparedAt;
   }
 
   private static double percentile(double[] sorted, int p) {

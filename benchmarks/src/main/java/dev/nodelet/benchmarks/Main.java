@@ -27,8 +27,9 @@ public final class Main {
   static final String FAILED = "FAILED";
 
   /** The order in which the measures run: the cheap and most important first. */
-  static final List<Integer> ORDER = List.of(1, 3, 9, 5, 6, 7, 2, 4, 8, TransportHarness.MEASURE,
-      RestartHarness.MEASURE, BudgetHarness.MEASURE, ProcessHarness.MEASURE, PodStartupHarness.MEASURE);
+  static final List<Integer> ORDER = List.of(1, 3, 9, 5, 6, 7, DraRestartHarness.MEASURE, 2, 4, 8,
+      TransportHarness.MEASURE, RestartHarness.MEASURE, BudgetHarness.MEASURE, ProcessHarness.MEASURE,
+      PodStartupHarness.MEASURE);
 
   private Main() {
   }
@@ -72,6 +73,7 @@ public final class Main {
       case 5 -> FanOutHarness.run(settings.smoke());
       case 6 -> DraHarness.run(settings.smoke());
       case 7 -> DraClaimsHarness.run(settings.smoke());
+      case DraRestartHarness.MEASURE -> DraRestartHarness.run(settings.smoke());
       case 8 -> PersistenceHarness.run(settings.smoke());
       case 9 -> JmhMeasures.metricsOverhead(settings);
       case TransportHarness.MEASURE -> TransportHarness.run(settings.smoke());

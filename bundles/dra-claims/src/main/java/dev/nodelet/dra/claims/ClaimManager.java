@@ -2,10 +2,12 @@ package dev.nodelet.dra.claims;
 
 import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.claims.internal.ClaimReconciler;
+import dev.nodelet.dra.claims.internal.ClaimsMetrics;
 import dev.nodelet.dra.claims.internal.FeatureGates;
 import dev.nodelet.dra.claims.internal.ManagerSettings;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.prometheus.metrics.model.registry.MultiCollector;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -112,7 +115,10 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
      * Turns Kubernetes feature gates on or off; the defaults are those of Kubernetes 1.36:
      * {@code DRAExtendedResource} on (a pod's claim named in {@code status.extendedResourceClaimStatus} is prepared
      * and its containers get CDI IDs for it), {@code DRAWorkloadResourceClaims} off (a claim reserved for the pod's
-     * PodGroup, {@code spec.schedulingGroup.podGroupName}, is refused naming the gate).
+     * PodGroup, {@code spec.schedulingGroup.podGroupName}, is refused naming the gate), and
+     * {@code DRAOptionalNodeOperations} off (alpha in 1.37; a claim whose allocation results list
+     * {@code skipNodeOperations} is refused naming the gate; on, a driver all of whose devices in a claim skip
+     * {@code NodePrepareResources} or {@code NodeUnprepareResources} is neither looked up nor called for it).
      *
      * @throws IllegalArgumentException for a gate the claim manager does not know, naming the known ones
      * @since 2.1
@@ -143,7 +149,7 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
 
   private ClaimManager(Builder b) {
     this.work = new ClaimReconciler(new ManagerSettings(b.client, b.nodeName, b.stateDirectory, b.clock, b.executor,
-        b.sweepPeriod, b.retryInitial, b.retryMax, b.healthRetry, b.gates));
+        b.sweepPeriod, b.retryInitial, b.retryMax, b.healthRetry, b.gates, null));
   }
 
   /** Loads the checkpoint and starts the periodic sweep. Returns at once; the work runs on the executor. */
@@ -175,6 +181,31 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
   @Override
   public void close() {
     work.close();
+  }
+
+  /**
+   * Forgets a claim by hand: drops it from the cache and the checkpoint without asking its drivers to unprepare it,
+   * for a claim whose driver is gone for good (its unprepare would otherwise be retried forever and keep its pods
+   * from being removed). Refused while an active pod uses the claim.
+   *
+   * @return completes with {@code true} once the checkpoint without the claim is on disk, {@code false} when the
+   *     claim is not known; fails with {@link IllegalStateException} naming the pods that still use it, or when
+   *     the manager is closed
+   * @since 2.2
+   */
+  public CompletableFuture<Boolean> forgetClaim(String namespace, String name) {
+    return work.forget(Objects.requireNonNull(namespace, "namespace"), Objects.requireNonNull(name, "name"));
+  }
+
+  /**
+   * The claim manager's Prometheus metrics, as the OSGi component registers them: {@code nodelet_dra_claims} (claims
+   * by state) and {@code nodelet_dra_device_health} (devices by driver and health), read from this manager when
+   * collected. Register it with a registry of your own, e.g. {@code PrometheusRegistry.defaultRegistry.register(...)}.
+   *
+   * @since 2.2
+   */
+  public MultiCollector metrics() {
+    return new ClaimsMetrics(this);
   }
 
   @Override

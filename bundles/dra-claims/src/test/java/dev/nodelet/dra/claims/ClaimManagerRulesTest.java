@@ -216,7 +216,7 @@ class ClaimManagerRulesTest {
   void anUnknownFeatureGateIsRefusedNamingTheKnownOnes() {
     assertThatThrownBy(() -> ClaimManager.builder(client, NODE).featureGates(Map.of("DRAMagic", true)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unknown feature gate DRAMagic; known: DRAExtendedResource, DRAWorkloadResourceClaims");
+        .hasMessage("unknown feature gate DRAMagic; known: DRAExtendedResource, DRAOptionalNodeOperations, DRAWorkloadResourceClaims");
   }
 
   private static Pod extendedResourcePod() {

@@ -33,6 +33,8 @@ public final class Checkpoint {
   private static final String KIND = "DRACheckpoint";
   private static final String API_VERSION = "checkpoint.dra.kubelet.k8s.io/v1";
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** Per driver state: the node operations its devices skip (DRAOptionalNodeOperations). */
+  private static final String SKIP = "SkipNodeOperations";
 
   /** The file could not be used; it has been moved aside to {@link #movedTo}. */
   public static final class CorruptException extends Exception {
@@ -113,6 +115,10 @@ public final class Checkpoint {
       nullAt(e, "DriverState", "DriverState", entry);
       e.path("DriverState").fields().forEachRemaining(d -> {
         String at = "DriverState/" + d.getKey() + "/";
+        List<String> skipped = strings(d.getValue().get(SKIP));
+        if (!skipped.isEmpty()) {
+          entry.skips.put(d.getKey(), new java.util.TreeSet<>(skipped));
+        }
         nullAt(d.getValue(), "Devices", at + "Devices", entry);
         List<PreparedDevice> devices = new ArrayList<>();
         int i = 0;
@@ -156,6 +162,11 @@ public final class Checkpoint {
 
   /** Replaces the file with these entries, atomically. */
   public void write(Collection<ClaimEntry> entries) throws IOException {
+    store(encode(entries));
+  }
+
+  /** The file's bytes for these entries; taken on the claim manager's thread, stored later by {@link #store}. */
+  public byte[] encode(Collection<ClaimEntry> entries) throws JsonProcessingException {
     ObjectNode data = JSON.createObjectNode();
     data.put("kind", KIND);
     data.put("apiVersion", API_VERSION);
@@ -179,6 +190,10 @@ public final class Checkpoint {
       entry.drivers.forEach((driver, devices) -> {
         String at = "DriverState/" + driver + "/";
         ObjectNode state = drivers.putObject(driver);
+        java.util.Set<String> skipped = entry.skips.getOrDefault(driver, java.util.Set.of());
+        if (!skipped.isEmpty()) { // only then, so that other entries stay as the kubelet writes them
+          skipped.forEach(state.putArray(SKIP)::add);
+        }
         if (devices.isEmpty() && entry.nulls.contains(at + "Devices")) {
           state.putNull("Devices");
           return;
@@ -203,11 +218,19 @@ public final class Checkpoint {
     ObjectNode outer = JSON.createObjectNode();
     outer.put("Data", text);
     outer.put("Checksum", crc(text));
+    return JSON.writeValueAsBytes(outer);
+  }
+
+  /** Replaces the file with these bytes atomically, forced to disk before the rename. */
+  public void store(byte[] bytes) throws IOException {
     Files.createDirectories(file.getParent());
     Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
     try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING)) {
-      out.write(java.nio.ByteBuffer.wrap(JSON.writeValueAsBytes(outer)));
+      java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(bytes);
+      while (buffer.hasRemaining()) {
+        out.write(buffer);
+      }
       out.force(true);
     }
     Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

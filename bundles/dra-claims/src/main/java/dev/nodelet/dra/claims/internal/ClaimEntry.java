@@ -22,10 +22,21 @@ public final class ClaimEntry {
   /** Devices per driver; a driver of the allocation that has not prepared yet has an empty list. */
   public final Map<String, List<PreparedDevice>> drivers = new TreeMap<>();
   /**
+   * Per driver, the node operations ({@code NodePrepareResources}, {@code NodeUnprepareResources}) that all its
+   * allocated devices skip (DRAOptionalNodeOperations); kept in the checkpoint, so unprepare honours it whatever the
+   * gate says later.
+   */
+  public final Map<String, Set<String>> skips = new TreeMap<>();
+  /**
    * Every driver prepared the claim in this run. Memory only, as in the kubelet: after a restart the next start of
    * a pod prepares the claim again (drivers are idempotent), which also recreates CDI specs a reboot wiped.
    */
   public boolean prepared;
+  /**
+   * Prepared, but the checkpoint write that holds its devices has not reached the disk yet: not reported as
+   * prepared until it has. Memory only.
+   */
+  public boolean unsaved;
   /** The pods the checkpoint listed at start: while running they keep the devices from disk. Memory only. */
   public final Set<String> restoredPods = new HashSet<>();
   /** The last pod is gone: new pods are refused until the drivers unprepared it. Memory only. */
@@ -47,6 +58,11 @@ public final class ClaimEntry {
     return namespace + "/" + name;
   }
 
+  /** The driver is neither looked up nor called for this operation. */
+  public boolean skips(String driver, String operation) {
+    return skips.getOrDefault(driver, Set.of()).contains(operation);
+  }
+
   public ClaimRef ref() {
     return new ClaimRef(namespace, name, uid);
   }
@@ -60,6 +76,6 @@ public final class ClaimEntry {
 
   /** The devices came from a driver in this run, or from disk for running pods. */
   public boolean usable() {
-    return prepared || !restoredPods.isEmpty();
+    return prepared && !unsaved || !restoredPods.isEmpty();
   }
 }

@@ -5,24 +5,28 @@ import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ContainerDevices;
 import dev.nodelet.dra.claims.DeviceHealthInfo;
-import dev.nodelet.dra.claims.internal.PodClaims.PodClaim;
-import dev.nodelet.dra.claims.internal.PodClaims.PodClaimException;
+import dev.nodelet.dra.claims.internal.PodAdmission.Admitted;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -40,6 +44,8 @@ import org.slf4j.LoggerFactory;
 public final class ClaimReconciler implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClaimReconciler.class);
+  /** Pods whose claims are read at the same time, one pod per thread. */
+  private static final int IO_THREADS = 4;
 
   private final String nodeName;
   private final ScheduledExecutorService executor;
@@ -52,18 +58,26 @@ public final class ClaimReconciler implements AutoCloseable {
   private final WakeUps wakeUps;
   private final Drivers drivers;
   private final Failures failures;
-  private final ClaimValidation validation;
+  private final PodAdmission admission;
   private final PreparationStep step;
   private final java.time.Clock clock;
+  private final Executor io;
+  private final ExecutorService ownIo; // null when the io executor is not the manager's own
+  private final ExecutorService ownWrites; // the checkpoint writes, apart from the reads; null as ownIo
+  private final CheckpointWriter writer;
 
   // fed from any thread
   private final Map<String, Pod> activePods = new ConcurrentHashMap<>();
   private final Set<String> removedPods = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean syncQueued = new AtomicBoolean();
+  private final Queue<PodAdmission.Validated> read = new ConcurrentLinkedQueue<>(); // claims read by the io executor
 
   // the executor's thread only
   private final Map<String, ClaimEntry> cache = new TreeMap<>();
   private final Map<String, String> preparedPods = new HashMap<>(); // pod UID -> resourceVersion prepared
+  private final Map<String, Pod> inFlight = new HashMap<>(); // pod UID -> pod being read, recorded or prepared
+  private final List<Stage> recording = new ArrayList<>(); // recorded, waiting for their checkpoint write
+  private final List<Stage> reporting = new ArrayList<>(); // prepared, waiting for their checkpoint write
   private boolean swept;
   private volatile boolean loaded;
 
@@ -85,13 +99,19 @@ public final class ClaimReconciler implements AutoCloseable {
     this.sweepPeriod = s.sweepPeriod();
     this.gates = s.gates();
     this.checkpoint = new Checkpoint(s.stateDirectory(), clock);
+    // claim reads (several at a time) and checkpoint writes; with an executor given, on it unless told otherwise
+    this.ownIo = s.io() == null && ownExecutor ? IoPools.pool("nodelet-dra-claims-read-", IO_THREADS) : null;
+    this.ownWrites = ownIo == null ? null : IoPools.pool("nodelet-dra-claims-checkpoint-", 1);
+    this.io = s.io() != null ? s.io() : ownIo != null ? ownIo : executor;
+    this.writer = new CheckpointWriter(checkpoint::store, ownWrites != null ? ownWrites : io,
+        "checkpoint " + checkpoint.file());
     this.health = new HealthTracker(clock, ExecutorScheduler.on(executor, "the DRA claim manager"), s.healthRetry(),
         new HealthState(s.stateDirectory()), this::requestSync);
     this.podHealth = new PodHealthStatus(s.client(), health);
     this.wakeUps = new WakeUps(clock, executor, guarded(this::requestSync));
     this.drivers = new Drivers(health);
     this.failures = new Failures(clock, s.retryInitial(), s.retryMax());
-    this.validation = new ClaimValidation(s.client(), drivers, gates);
+    this.admission = new PodAdmission(new ClaimValidation(s.client(), drivers, gates), gates, failures);
     this.step = new PreparationStep(drivers, failures);
   }
 
@@ -153,7 +173,49 @@ public final class ClaimReconciler implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+    IoPools.stop(ownIo);
+    IoPools.stop(ownWrites);
     LOG.info("DRA claim manager for node {} stopped", nodeName);
+  }
+
+  /**
+   * Drops a claim from the cache and the checkpoint without asking its drivers to unprepare it; refused while an
+   * active pod uses it. Completes with false for a claim not known, true once the checkpoint without it is on disk.
+   */
+  public CompletableFuture<Boolean> forget(String namespace, String name) {
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    try {
+      executor.execute(guarded(() -> forgetNow(namespace + "/" + name, done)));
+    } catch (RejectedExecutionException e) {
+      done.completeExceptionally(new IllegalStateException("the claim manager of node " + nodeName + " is closed"));
+    }
+    return done;
+  }
+
+  private void forgetNow(String key, CompletableFuture<Boolean> done) {
+    ClaimEntry entry = cache.get(key);
+    if (entry == null) {
+      done.complete(false);
+      return;
+    }
+    List<String> users = entry.podUids.stream().filter(this::podInUse).toList();
+    if (!users.isEmpty()) {
+      done.completeExceptionally(new IllegalStateException("ResourceClaim " + key + " is still used by pods "
+          + users + "; it can be forgotten only once no active pod uses it"));
+      return;
+    }
+    cache.remove(key);
+    failures.clear(key);
+    LOG.warn("ResourceClaim {} ({}) forgotten by hand: its drivers {} were not asked to unprepare it", key,
+        entry.uid, entry.drivers.keySet());
+    publishView();
+    writeCheckpoint().whenComplete((ok, e) -> {
+      if (e != null) {
+        done.completeExceptionally(e);
+      } else {
+        done.complete(true);
+      }
+    });
   }
 
   public List<ClaimInfo> claims() {
@@ -233,46 +295,12 @@ public final class ClaimReconciler implements AutoCloseable {
   private void sync() {
     try {
       Instant now = clock.instant();
-      List<Pod> pods = new ArrayList<>(activePods.values());
-      pods.sort(Comparator.comparing(p -> p.getMetadata().getUid()));
-      // every pod due is validated and recorded first, so that one checkpoint write covers them all
-      List<Admitted> admitted = new ArrayList<>();
-      boolean recorded = false;
-      for (Pod pod : pods) {
-        String uid = pod.getMetadata().getUid();
-        if (!PodClaims.isActive(pod) || String.valueOf(pod.getMetadata().getResourceVersion()).equals(preparedPods.get(uid))
-            || failures.podWaits(uid, now)) {
-          continue;
-        }
-        Admitted a = admit(pod);
-        if (a != null) {
-          admitted.add(a);
-          recorded |= a.recorded();
-        }
-      }
-      if (!admitted.isEmpty() && (!recorded || writeCheckpoint())) { // pods are recorded before any driver call
-        boolean prepared = false;
-        for (Admitted a : admitted) {
-          String uid = a.pod().getMetadata().getUid();
-          boolean started = PodClaims.started(a.pod());
-          // the kubelet's rule: an entry loaded from the checkpoint is prepared again when a pod starts with it;
-          // a pod that was already running keeps the devices from disk
-          List<ClaimEntry> todo = a.entries().stream()
-              .filter(e -> !e.prepared && !(started && e.restoredPods.contains(uid))).toList();
-          prepared |= !todo.isEmpty();
-          if (step.prepare(uid, todo, a.allocations())) {
-            a.entries().forEach(e -> failures.clear(e.key()));
-            todo.forEach(e -> LOG.info("Prepared ResourceClaim {} for pod {}/{}: {}", e.key(),
-                a.pod().getMetadata().getNamespace(), a.pod().getMetadata().getName(), e.drivers.keySet()));
-            preparedPods.put(uid, String.valueOf(a.pod().getMetadata().getResourceVersion()));
-            failures.podDone(uid);
-            failures.clearIf(f -> uid.equals(f.podUid()) && !cache.containsKey(f.key()));
-          }
-        }
-        if (prepared) {
-          writeCheckpoint();
-        }
-      }
+      // a pipeline: reads run on the io executor, several at a time; each stage's checkpoint write runs there too,
+      // coalesced, while this thread goes on; a stage continues once its write is on disk
+      admitRead();
+      startReads(now);
+      prepareRecorded();
+      reportPrepared();
       preparedPods.keySet().removeIf(uid -> !activePods.containsKey(uid));
       failures.keepPods(activePods::containsKey);
       failures.clearIf(f -> f.podUid() != null && !activePods.containsKey(f.podUid())
@@ -283,11 +311,151 @@ public final class ClaimReconciler implements AutoCloseable {
       LOG.error("The DRA claim manager of node {} failed a sync; it runs again at the next change", nodeName, e);
     } finally {
       publishView();
-      wakeUps.retryAt(failures.nextRetry());
+      Optional<Instant> retry = failures.nextRetry();
+      // a failure due now whose pod is being read or written again is settled when that ends, which syncs
+      if (inFlight.isEmpty() || retry.isEmpty() || retry.get().isAfter(clock.instant())) {
+        wakeUps.retryAt(retry);
+      }
       wakeUps.expiryAt(health.nextExpiry());
     }
   }
 
+  /** Every pod due whose claims are not being read, recorded or prepared: its claims are read on the io executor. */
+  private void startReads(Instant now) {
+    List<Pod> pods = new ArrayList<>(activePods.values());
+    pods.sort(Comparator.comparing(p -> p.getMetadata().getUid()));
+    for (Pod pod : pods) {
+      String uid = pod.getMetadata().getUid();
+      if (!PodClaims.isActive(pod) || String.valueOf(pod.getMetadata().getResourceVersion()).equals(preparedPods.get(uid))
+          || failures.podWaits(uid, now) || inFlight.containsKey(uid)) {
+        continue;
+      }
+      inFlight.put(uid, pod);
+      try {
+        io.execute(() -> {
+          read.add(admission.validate(pod));
+          requestSync();
+        });
+      } catch (RejectedExecutionException e) {
+        inFlight.remove(uid); // closed
+      }
+    }
+  }
+
+  /** The pods whose claims were read: recorded in the cache, then in the checkpoint before any driver call. */
+  private void admitRead() {
+    List<Admitted> admitted = new ArrayList<>();
+    boolean recorded = false;
+    for (PodAdmission.Validated v; (v = read.poll()) != null; ) {
+      String uid = v.pod().getMetadata().getUid();
+      Pod current = activePods.get(uid);
+      Admitted a = null;
+      if (current == null || !PodClaims.isActive(current)) {
+        LOG.debug("Pod {} is no longer active; its claims are not prepared", uid);
+      } else if (v.unexpected() != null) {
+        LOG.error("Checking the claims of pod {} failed; they are checked again at the next change", uid,
+            v.unexpected());
+      } else if (v.error() != null) {
+        failures.fail(v.pod().getMetadata().getNamespace(), v.error().claimName, uid, v.error().getMessage());
+      } else {
+        a = admission.admit(v, cache);
+      }
+      if (a == null) {
+        inFlight.remove(uid);
+      } else {
+        admitted.add(a);
+        recorded |= a.recorded();
+      }
+    }
+    if (!admitted.isEmpty()) { // pods are recorded on disk before any driver call
+      recording.add(stage(admitted, recorded || writer.failed() ? writeCheckpoint() : writer.durable()));
+    }
+  }
+
+  /** The pods whose record is on disk: their drivers are called, and the devices written. */
+  private void prepareRecorded() {
+    List<Admitted> prepared = new ArrayList<>();
+    boolean changed = false;
+    for (Stage stage : done(recording)) {
+      for (Admitted a : stage.pods()) {
+        String uid = a.pod().getMetadata().getUid();
+        if (!stillWanted(a)) {
+          inFlight.remove(uid);
+        } else if (stage.error() != null) {
+          a.entries().forEach(e -> failures.fail(e.namespace, e.name, uid, "writing the checkpoint failed ("
+              + stage.error() + "); the claim is prepared once it can be written"));
+          inFlight.remove(uid);
+        } else {
+          boolean started = PodClaims.started(a.pod());
+          // the kubelet's rule: an entry loaded from the checkpoint is prepared again when a pod starts with it;
+          // a pod that was already running keeps the devices from disk
+          List<ClaimEntry> todo = a.entries().stream()
+              .filter(e -> !e.prepared && !(started && e.restoredPods.contains(uid))).toList();
+          if (step.prepare(uid, todo, a.allocations())) {
+            prepared.add(a.with(todo));
+            changed |= !todo.isEmpty();
+          } else {
+            inFlight.remove(uid);
+          }
+        }
+      }
+    }
+    if (!prepared.isEmpty()) {
+      reporting.add(stage(prepared, changed ? writeCheckpoint() : writer.durable()));
+    }
+  }
+
+  /** The pods whose devices are on disk: now, and not before, their claims show as prepared. */
+  private void reportPrepared() {
+    for (Stage stage : done(reporting)) {
+      for (Admitted a : stage.pods()) {
+        String uid = a.pod().getMetadata().getUid();
+        inFlight.remove(uid);
+        if (stage.error() != null) {
+          a.todo().forEach(e -> {
+            e.prepared = false; // prepared again (drivers are idempotent) and written at the retry
+            e.unsaved = false;
+            failures.fail(e.namespace, e.name, uid, "writing the checkpoint failed (" + stage.error()
+                + "); the claim is prepared again once it can be written");
+          });
+          continue;
+        }
+        a.todo().forEach(e -> e.unsaved = false);
+        a.entries().forEach(e -> failures.clear(e.key()));
+        a.todo().forEach(e -> LOG.info("Prepared ResourceClaim {} for pod {}/{}: {}", e.key(),
+            a.pod().getMetadata().getNamespace(), a.pod().getMetadata().getName(), e.drivers.keySet()));
+        preparedPods.put(uid, String.valueOf(a.pod().getMetadata().getResourceVersion()));
+        failures.podDone(uid);
+        failures.clearIf(f -> uid.equals(f.podUid()) && !cache.containsKey(f.key()));
+      }
+    }
+  }
+
+  /** The pod is still active and its entries are still the cache's, not being unprepared. */
+  private boolean stillWanted(Admitted a) {
+    Pod current = activePods.get(a.pod().getMetadata().getUid());
+    return current != null && PodClaims.isActive(current)
+        && a.entries().stream().allMatch(e -> cache.get(e.key()) == e && !e.unpreparing);
+  }
+
+  /** Pods that wait for this write; a sync follows its end. */
+  private Stage stage(List<Admitted> pods, CompletableFuture<Void> written) {
+    written.whenComplete((ok, e) -> requestSync());
+    return new Stage(pods, written);
+  }
+
+  /** Removes and returns the stages whose checkpoint write has finished. */
+  private static List<Stage> done(List<Stage> stages) {
+    List<Stage> out = new ArrayList<>();
+    for (Iterator<Stage> it = stages.iterator(); it.hasNext(); ) {
+      Stage stage = it.next();
+      if (stage.written().isDone()) {
+        it.remove();
+        out.add(stage);
+      }
+    }
+    return out;
+  }
 
   private boolean podInUse(String uid) {
     Pod pod = activePods.get(uid);
@@ -297,49 +465,20 @@ public final class ClaimReconciler implements AutoCloseable {
     return !swept && !removedPods.contains(uid); // from the checkpoint, not yet reported by the pod source
   }
 
-  /** A pod whose claims passed validation and are in the cache; {@code recorded}: the cache changed. */
-  private record Admitted(Pod pod, List<ClaimEntry> entries,
-      Map<String, List<DeviceRequestAllocationResult>> allocations, boolean recorded) {
-  }
-
-  /** Validates every claim of the pod and records the pod in the cache; null (and a failure kept) if one fails. */
-  private Admitted admit(Pod pod) {
-    String podUid = pod.getMetadata().getUid();
-    String ns = pod.getMetadata().getNamespace();
-    // validation before any state change: nothing is recorded unless every claim can be prepared now
-    List<ClaimEntry> toUse = new ArrayList<>();
-    Map<String, List<String>> allocationDrivers = new HashMap<>();
-    Map<String, List<DeviceRequestAllocationResult>> allocations = new HashMap<>();
-    try {
-      for (PodClaim pc : PodClaims.of(pod, gates)) {
-        ClaimValidation.Valid valid = validation.check(pod, pc);
-        String key = ns + "/" + pc.name();
-        ClaimEntry cached = cache.get(key);
-        String claimUid = valid.claim().getMetadata().getUid();
-        if (cached != null && !cached.uid.equals(claimUid)) {
-          throw new PodClaimException(pc.name(), "ResourceClaim " + key + " was replaced (UID " + claimUid
-              + ", prepared " + cached.uid + "); the old one must be unprepared first");
-        }
-        if (cached != null && cached.unpreparing) {
-          throw new PodClaimException(pc.name(), "ResourceClaim " + key + " is being unprepared");
-        }
-        toUse.add(cached != null ? cached : new ClaimEntry(ns, pc.name(), claimUid));
-        allocationDrivers.put(key, valid.drivers());
-        allocations.put(key, valid.results());
+  /** Pods waiting for a checkpoint write; {@code error()} once it failed. */
+  private record Stage(List<Admitted> pods, CompletableFuture<Void> written) {
+    String error() {
+      if (!written.isCompletedExceptionally()) {
+        return null;
       }
-    } catch (PodClaimException e) {
-      failures.fail(ns, e.claimName, podUid, e.getMessage());
-      return null;
-    }
-    boolean changed = false;
-    for (ClaimEntry use : toUse) {
-      if (cache.putIfAbsent(use.key(), use) == null) {
-        allocationDrivers.get(use.key()).forEach(d -> use.drivers.putIfAbsent(d, List.of()));
-        changed = true;
+      try {
+        written.join();
+        return null;
+      } catch (CompletionException | java.util.concurrent.CancellationException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        return cause.getMessage();
       }
-      changed |= use.podUids.add(podUid);
     }
-    return new Admitted(pod, toUse, allocations, changed);
   }
 
   private void unprepareUnused(Instant now) {
@@ -377,14 +516,12 @@ public final class ClaimReconciler implements AutoCloseable {
     }
   }
 
-  private boolean writeCheckpoint() {
+  /** The whole cache, written by the io executor; completes once it (or a newer write) is on disk. */
+  private CompletableFuture<Void> writeCheckpoint() {
     try {
-      checkpoint.write(cache.values());
-      return true;
-    } catch (IOException | UncheckedIOException e) {
-      LOG.error("Writing checkpoint {} failed; claims are not prepared until it can be written",
-          checkpoint.file(), e);
-      return false;
+      return writer.write(checkpoint.encode(cache.values()));
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(e);
     }
   }
 

@@ -10,8 +10,10 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReferenc
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -34,8 +36,11 @@ final class ClaimValidation {
     this.gates = gates;
   }
 
-  /** A claim that passed, with the drivers of its allocation in name order. */
-  record Valid(ResourceClaim claim, List<String> drivers) {
+  /**
+   * A claim that passed, with the drivers of its allocation in name order and, per driver, the node operations that
+   * all its results skip (DRAOptionalNodeOperations).
+   */
+  record Valid(ResourceClaim claim, List<String> drivers, Map<String, Set<String>> skips) {
     List<DeviceRequestAllocationResult> results() {
       return Optional.ofNullable(claim.getStatus().getAllocation().getDevices().getResults()).orElse(List.of());
     }
@@ -77,15 +82,33 @@ final class ClaimValidation {
       throw new PodClaimException(pc.name(), "ResourceClaim " + key + " is not allocated yet");
     }
     Set<String> names = new TreeSet<>();
-    Optional.ofNullable(status.getAllocation().getDevices().getResults()).orElse(List.of())
-        .forEach(r -> names.add(r.getDriver()));
+    List<DeviceRequestAllocationResult> results = Optional.ofNullable(status.getAllocation().getDevices()
+        .getResults()).orElse(List.of());
+    results.forEach(r -> names.add(r.getDriver()));
+    Map<String, Set<String>> skips = new TreeMap<>();
+    if (NodeOperations.anyAsked(results)) {
+      if (!gates.enabled(FeatureGates.OPTIONAL_NODE_OPERATIONS)) {
+        throw new PodClaimException(pc.name(), "ResourceClaim " + key + " asks to skip node operations ("
+            + NodeOperations.FIELD + " of its allocation), which needs feature gate "
+            + FeatureGates.OPTIONAL_NODE_OPERATIONS + " (off; turn it on in feature.gates of dev.nodelet.dra.claims)");
+      }
+      names.forEach(name -> {
+        Set<String> skipped = NodeOperations.skippedBy(name, results);
+        if (!skipped.isEmpty()) {
+          skips.put(name, skipped);
+        }
+      });
+    }
     for (String name : names) {
+      if (skips.getOrDefault(name, Set.of()).contains(NodeOperations.PREPARE)) {
+        continue; // neither looked up nor called
+      }
       if (drivers.preparing(name) == null) {
         throw new PodClaimException(pc.name(), "ResourceClaim " + key + " needs DRA driver " + name
             + ", which is not registered on this node or does not prepare claims");
       }
     }
-    return new Valid(claim, List.copyOf(names));
+    return new Valid(claim, List.copyOf(names), Map.copyOf(skips));
   }
 
   private void requireGate(String what, PodClaim pc) throws PodClaimException {

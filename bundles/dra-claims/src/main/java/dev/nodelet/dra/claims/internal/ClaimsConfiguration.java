@@ -33,6 +33,8 @@ public @interface ClaimsConfiguration {
   @AttributeDefinition(name = "Feature gates",
       description = "Kubernetes feature gates as Name=true,Other=false; unset gates keep the defaults of Kubernetes"
           + " 1.36: DRAExtendedResource=true (claims named in status.extendedResourceClaimStatus are prepared),"
-          + " DRAWorkloadResourceClaims=false (claims reserved for the pod's PodGroup are refused).")
+          + " DRAWorkloadResourceClaims=false (claims reserved for the pod's PodGroup are refused);"
+          + " DRAOptionalNodeOperations=false (alpha in 1.37: a claim whose allocation skips node operations is"
+          + " refused; on, such a driver is not called for them).")
   String feature_gates() default "";
 }

@@ -15,9 +15,15 @@ public record FeatureGates(Map<String, Boolean> values) {
   /** Extended resources backed by DRA ({@code status.extendedResourceClaimStatus}); beta, on. */
   public static final String EXTENDED_RESOURCE = "DRAExtendedResource";
 
-  /** The defaults of Kubernetes 1.36. */
+  /**
+   * Drivers that need no node operations ({@code skipNodeOperations} of their ResourceSlice, copied into the
+   * allocation results); alpha in 1.37, off.
+   */
+  public static final String OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations";
+
+  /** The defaults of Kubernetes 1.36, and of 1.37 for gates it added. */
   public static final Map<String, Boolean> DEFAULTS = Map.of(WORKLOAD_RESOURCE_CLAIMS, false, EXTENDED_RESOURCE,
-      true);
+      true, OPTIONAL_NODE_OPERATIONS, false);
 
   public FeatureGates {
     values = Map.copyOf(values);

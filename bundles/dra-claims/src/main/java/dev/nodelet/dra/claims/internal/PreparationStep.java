@@ -29,7 +29,8 @@ final class PreparationStep {
   }
 
   /**
-   * Prepares the claims of one pod; devices are recorded only when every driver succeeded.
+   * Prepares the claims of one pod; devices are recorded only when every driver succeeded, and the claims stay
+   * {@link ClaimEntry#unsaved} until the checkpoint holding them is on disk.
    *
    * @param allocations the allocation results per claim key, as validated
    * @return true when every claim is prepared
@@ -42,7 +43,18 @@ final class PreparationStep {
     claims.forEach(e -> driverNames.addAll(e.drivers.keySet()));
     Map<String, Map<String, List<PreparedDevice>>> results = new HashMap<>(); // claim UID -> driver -> devices
     for (String driverName : driverNames) {
-      List<ClaimEntry> batch = claims.stream().filter(e -> e.drivers.containsKey(driverName)).toList();
+      // a driver whose devices all skip NodePrepareResources is neither looked up nor called: the claim keeps its
+      // allocated devices, without CDI IDs
+      claims.stream().filter(e -> e.drivers.containsKey(driverName) && e.skips(driverName, NodeOperations.PREPARE))
+          .forEach(e -> results.computeIfAbsent(e.uid, k -> new TreeMap<>()).put(driverName,
+              allocations.getOrDefault(e.key(), List.of()).stream().filter(r -> driverName.equals(r.getDriver()))
+                  .map(r -> new PreparedDevice(List.of(r.getRequest()), r.getPool(), r.getDevice(), List.of(), null))
+                  .toList()));
+      List<ClaimEntry> batch = claims.stream().filter(e -> e.drivers.containsKey(driverName)
+          && !e.skips(driverName, NodeOperations.PREPARE)).toList();
+      if (batch.isEmpty()) {
+        continue;
+      }
       Map<String, ClaimEntry> byUid = new LinkedHashMap<>();
       batch.forEach(e -> byUid.putIfAbsent(e.uid, e));
       DraDriver driver = drivers.preparing(driverName);
@@ -84,6 +96,7 @@ final class PreparationStep {
     for (ClaimEntry e : claims) {
       results.getOrDefault(e.uid, Map.of()).forEach(e::replaceDevices); // replaces that driver's devices
       e.prepared = true;
+      e.unsaved = true; // reported once the checkpoint holding the devices is on disk
       failures.clear(e.key());
     }
     return true;
@@ -96,7 +109,7 @@ final class PreparationStep {
     claims.forEach(e -> driverNames.addAll(e.drivers.keySet()));
     for (String driverName : driverNames) {
       List<ClaimEntry> batch = claims.stream().filter(e -> e.drivers.containsKey(driverName)
-          && !failed.contains(e.key())).toList();
+          && !e.skips(driverName, NodeOperations.UNPREPARE) && !failed.contains(e.key())).toList();
       if (batch.isEmpty()) {
         continue;
       }

@@ -67,7 +67,7 @@ class ClaimsComponentTest {
     assertThat(RecordingPublisher.waits(r -> new ClaimsComponent(r, client, node, config(Map.of("feature.gates",
         "DRAMagic=true")), Map.of()), ClaimsComponent::deactivate))
         .contains("feature.gates: unknown feature gate DRAMagic; known: DRAExtendedResource,"
-            + " DRAWorkloadResourceClaims");
+            + " DRAOptionalNodeOperations, DRAWorkloadResourceClaims");
   }
 
   @Test
@@ -75,14 +75,18 @@ class ClaimsComponentTest {
     component = new ClaimsComponent(new RecordingPublisher(), client, node, config(Map.of()), Map.of());
     assertThat(component.settings().featureGates()).isEmpty();
     assertThat(component.settings().toString()).endsWith("feature.gates=DRAExtendedResource=true,"
-        + "DRAWorkloadResourceClaims=false");
+        + "DRAOptionalNodeOperations=false,DRAWorkloadResourceClaims=false");
 
     component.modified(config(Map.of("feature.gates", " DRAWorkloadResourceClaims=true, DRAExtendedResource=false")),
         Map.of());
     assertThat(component.settings().featureGates()).containsExactlyInAnyOrderEntriesOf(Map.of(
         "DRAWorkloadResourceClaims", true, "DRAExtendedResource", false));
     assertThat(component.settings().toString()).endsWith("feature.gates=DRAExtendedResource=false,"
-        + "DRAWorkloadResourceClaims=true");
+        + "DRAOptionalNodeOperations=false,DRAWorkloadResourceClaims=true");
+
+    component.modified(config(Map.of("feature.gates", "DRAOptionalNodeOperations=true")), Map.of());
+    assertThat(component.settings().toString()).endsWith("feature.gates=DRAExtendedResource=true,"
+        + "DRAOptionalNodeOperations=true,DRAWorkloadResourceClaims=false");
   }
 
   @Test
