@@ -51,8 +51,8 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
   static final int MAX_IO_THREADS = 64;
 
   /** A validated configuration. */
-  record Settings(Path folder, Duration pollInterval, Duration handshakeTimeout, Duration withdrawAfter,
-      int ioThreads) {
+  record Settings(Path folder, Duration pollInterval, Duration handshakeTimeout, Duration callTimeout,
+      Duration withdrawAfter, int ioThreads) {
 
     /** @throws IllegalArgumentException naming the key that is wrong and why */
     static Settings from(GrpcDraConfiguration config) {
@@ -61,15 +61,22 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
               "milliseconds")),
           Duration.ofMillis(within("handshake.timeout.millis", config::handshake_timeout_millis, 1, MAX_MILLIS,
               "milliseconds")),
+          callTimeout(within("call.timeout.millis", config::call_timeout_millis, 0, MAX_MILLIS, "milliseconds")),
           Duration.ofSeconds(within("unreachable.withdraw.seconds", config::unreachable_withdraw_seconds, 0,
               MAX_MILLIS / 1000, "seconds")),
           (int) within("io.threads", config::io_threads, 1, MAX_IO_THREADS, ""));
     }
 
+    /** 0 is the kubelet's default, as a registration that names no timeout gets it there. */
+    static Duration callTimeout(long millis) {
+      return millis == 0 ? KubeletPlugin.CALL_TIMEOUT : Duration.ofMillis(millis);
+    }
+
     @Override
     public String toString() {
       return "registration.folder=" + folder + ", poll.interval.millis=" + pollInterval.toMillis()
-          + ", handshake.timeout.millis=" + handshakeTimeout.toMillis() + ", unreachable.withdraw.seconds="
+          + ", handshake.timeout.millis=" + handshakeTimeout.toMillis() + ", call.timeout.millis="
+          + callTimeout.toMillis() + ", unreachable.withdraw.seconds="
           + withdrawAfter.getSeconds() + ", io.threads=" + ioThreads;
     }
   }
@@ -132,7 +139,7 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
 
   private Running start(Settings settings) {
     Transport transport = new Transport(settings.ioThreads());
-    Registrar registrar = new Registrar(transport, settings.handshakeTimeout());
+    Registrar registrar = new Registrar(transport, settings.handshakeTimeout(), settings.callTimeout());
     RegistrationWatcher watcher = new RegistrationWatcher(settings.folder(), settings.pollInterval(),
         settings.withdrawAfter(), registrar, (driver, socket) -> {
           ServicePublisher.Registration registration = publisher.register(List.of(DraDriver.class.getName()),

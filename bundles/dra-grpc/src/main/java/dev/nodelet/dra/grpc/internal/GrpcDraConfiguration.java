@@ -23,6 +23,11 @@ public @interface GrpcDraConfiguration {
       description = "How long a registration socket may take to answer GetInfo and NotifyRegistrationStatus.")
   long handshake_timeout_millis() default 5000;
 
+  @AttributeDefinition(name = "Call timeout (ms)", min = "0",
+      description = "The deadline of each NodePrepareResources and NodeUnprepareResources call of a driver written"
+          + " for the kubelet. 0: the kubelet's default, 45 s.")
+  long call_timeout_millis() default 45000;
+
   @AttributeDefinition(name = "Withdraw unreachable drivers after (s)", min = "0",
       description = "A registered driver whose endpoint has not been reachable for this long (every attempt of the"
           + " monitor's backoff failed before a snapshot) is withdrawn: its ResourceSlices are deleted after the"
