@@ -147,7 +147,7 @@ final class NodeletFramework {
         installed.add(context.installBundle(jar.toUri().toString()));
       }
       framework.start();
-      context.addBundleListener(new BuiltInBundles(jars, deployDir, this::context, out));
+      context.addBundleListener(new BuiltInBundles(jars, deployDir, this::context, out, this::started));
       gogo.register(context);
       installed.sort(Comparator.comparingInt(NodeletFramework::startOrder));
       boolean configured = false;
