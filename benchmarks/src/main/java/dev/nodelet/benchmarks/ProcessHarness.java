@@ -32,7 +32,9 @@ import java.util.stream.Stream;
  *
  * <p>System properties: {@value #LAUNCHER} (the launcher jar; default {@code launcher/target/nodelet-launcher.jar}
  * from the repository root or the benchmarks folder), {@value #JVM} (the JVM flags of both processes, space separated;
- * default {@link #DEFAULT_JVM}, the DaemonSet's; empty for the JVM's own defaults), {@value #COUNTS} (default
+ * default {@link #DEFAULT_JVM}, the DaemonSet's; empty for the JVM's own defaults), {@value #ENV} (environment
+ * variables of both processes, {@code NAME=value} space separated; default {@link #DEFAULT_ENV}, the
+ * DaemonSet's; empty for none), {@value #COUNTS} (default
  * {@code 0,1000,5000}), {@value #IDLE} (seconds, default 60) and {@value #BASELINE} ({@code false} to run the launcher
  * alone, for comparing JVM flags; {@code only} for the baseline alone).
  */
@@ -48,10 +50,14 @@ final class ProcessHarness {
   static final String ENV = "nodelet.benchmarks.process.env";
 
   /**
-   * The JVM flags a user gets: docs/deploy/daemonset.yaml's JAVA_TOOL_OPTIONS, whose heap cap is 50 % of the
+   * The JVM flags a user gets: docs/deploy/daemonset.yaml's JAVA_TOOL_OPTIONS, whose heap cap is 25 % of the
    * container's memory, here fixed at 64 MiB (docs/launcher.md).
    */
-  static final String DEFAULT_JVM = "-XX:+UseSerialGC -Xmx64m -XX:TieredStopAtLevel=1";
+  static final String DEFAULT_JVM = "-XX:+UseSerialGC -Xmx64m -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 "
+      + "-XX:-UseNotificationThread -XX:-MethodFlushing -XX:TrimNativeHeapInterval=5000";
+
+  /** The environment a user gets: the DaemonSet's (two glibc malloc arenas instead of up to eight per core). */
+  static final String DEFAULT_ENV = "MALLOC_ARENA_MAX=2";
 
   static final String NODE = "node-a";
 
@@ -122,7 +128,7 @@ final class ProcessHarness {
   /** {@value #ENV}: {@code NAME=value} pairs, space separated, added to both processes' environment. */
   static Map<String, String> environment() {
     Map<String, String> env = new java.util.LinkedHashMap<>();
-    for (String pair : System.getProperty(ENV, "").trim().split(" +")) {
+    for (String pair : System.getProperty(ENV, DEFAULT_ENV).trim().split(" +")) {
       int eq = pair.indexOf('=');
       if (eq > 0) {
         env.put(pair.substring(0, eq), pair.substring(eq + 1));
