@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -44,6 +45,8 @@ final class NodeletFramework {
       "dev.nodelet.objectcache.SecretManager");
 
   private static final String STRATEGY = "dev.nodelet.objectcache.StoreStrategy";
+  /** The Gogo shell's bundle: its console, and an idle executor thread it keeps even without a console. */
+  static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
   private static final List<String> MANAGER_PIDS = List.of("dev.nodelet.configmap", "dev.nodelet.secret");
 
   record Status(boolean ready, String missing, long activeBundles, List<String> services) {
@@ -51,6 +54,7 @@ final class NodeletFramework {
 
   private final Path bundlesDir;
   private final Path deployDir;
+  private final boolean shell;
   private final Framework framework;
   private final GogoSessions gogo = new GogoSessions();
   private final ComponentHealth health = new ComponentHealth(TimeUnit.SECONDS.toNanos(10));
@@ -67,6 +71,7 @@ final class NodeletFramework {
       Collection<String> launcherPids) {
     this.bundlesDir = bundlesDir;
     this.deployDir = deployDir;
+    this.shell = shell;
     Map<String, Object> config = new HashMap<>();
     config.put(Constants.FRAMEWORK_STORAGE, storage.toAbsolutePath().toString());
     config.put(Constants.FRAMEWORK_STORAGE_CLEAN, Constants.FRAMEWORK_STORAGE_CLEAN_ONFIRSTINIT);
@@ -75,6 +80,8 @@ final class NodeletFramework {
     config.put("felix.fileinstall.noInitialDelay", "true");
     // the launcher's own settings must not be written back into the user's etc/ files
     config.put("felix.fileinstall.enableConfigSave", "false");
+    // FileInstall scans its folder every poll anyway; its NIO.2 scanner adds a JDK watch thread per folder
+    config.put("felix.fileinstall.disableNio2", "true");
     config.put("felix.fileinstall.filter", EtcOverrides.fileInstallFilter(launcherPids));
     // by default Felix lets JDK code (ServiceLoader) asking a bundle class loader fall through to the launcher's
     // class path, where the embedded API server's SLF4J and fabric8 live: bundles must see only their wiring
@@ -83,6 +90,9 @@ final class NodeletFramework {
     // external DRA drivers) loads sun.nio.ch and jdk.jfr classes from its JNI code, which fails with "unsupported
     // JNI version" when the bundle class loader cannot delegate them to the boot class path
     config.put(Constants.FRAMEWORK_BOOTDELEGATION, "sun.nio.ch,jdk.jfr,jdk.jfr.*");
+    // the resolver runs on the thread that asks: a pool (one thread per core) would do little for a few dozen
+    // bundles resolved once, and keep its threads for a minute
+    config.put("felix.resolver.parallelism", "1");
     // the OSGi log service keeps records from INFO on (its default is WARN): the node's API serves them as pod logs
     config.put("org.osgi.service.log.admin.loglevel", "INFO");
     config.put("gosh.args", shell ? "" : "--nointeractive");
@@ -137,7 +147,7 @@ final class NodeletFramework {
         installed.add(context.installBundle(jar.toUri().toString()));
       }
       framework.start();
-      context.addBundleListener(new BuiltInBundles(jars, deployDir, this::context, out));
+      context.addBundleListener(new BuiltInBundles(jars, deployDir, this::context, out, this::started));
       gogo.register(context);
       installed.sort(Comparator.comparingInt(NodeletFramework::startOrder));
       boolean configured = false;
@@ -153,10 +163,10 @@ final class NodeletFramework {
           configure("org.apache.felix.fileinstall~deploy", Map.of(
               "felix.fileinstall.dir", deployDir.toAbsolutePath().toString(),
               "felix.fileinstall.poll", "1000", "felix.fileinstall.noInitialDelay", "true",
-              "felix.fileinstall.enableConfigSave", "false"));
+              "felix.fileinstall.enableConfigSave", "false", "felix.fileinstall.disableNio2", "true"));
           configured = true;
         }
-        if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+        if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null && started(bundle)) {
           bundle.start();
         }
         // the logging configuration as soon as Config Admin can take it: the bundles after it log in its format
@@ -168,6 +178,14 @@ final class NodeletFramework {
     } finally {
       current.setContextClassLoader(previous);
     }
+  }
+
+  /**
+   * Whether the launcher starts this bundle: all but the Gogo shell's without a console (the command channel needs
+   * only the Gogo runtime and the commands' bundles).
+   */
+  private boolean started(Bundle bundle) {
+    return shell || !GOGO_SHELL.equals(bundle.getSymbolicName());
   }
 
   // SPI Fly weaves ServiceLoader calls as classes load, so it starts first; Nodelet's bundles start last
@@ -286,6 +304,11 @@ final class NodeletFramework {
     }
   }
 
+  /** Services whose absence is by design (see {@link ComponentHealth#expectMissing}). */
+  void expectMissing(Set<String> interfaces) {
+    health.expectMissing(interfaces);
+  }
+
   GogoSessions gogo() {
     return gogo;
   }
@@ -312,7 +335,7 @@ final class NodeletFramework {
       boolean fragment = bundle.getHeaders().get(Constants.FRAGMENT_HOST) != null;
       if (bundle.getState() == Bundle.ACTIVE) {
         active++;
-      } else if (!fragment) {
+      } else if (!fragment && started(bundle)) {
         missing.add("bundle " + bundle.getSymbolicName() + " not active");
       }
     }
