@@ -32,7 +32,8 @@ import org.osgi.framework.launch.Framework;
 /**
  * The Felix framework with the bundles of {@code bundles/}, following the launch API sequence: init, install,
  * start, wait for stop. Nodelet's own API classes are not on the launcher's class path, so the few calls into the
- * framework's services (Config Admin, NodeIdentity) go through the interfaces loaded from their bundles.
+ * framework's services (Config Admin here; Health Checks, the client and the managers in {@link Readiness},
+ * {@link ComponentReports} and {@link ManagerObjects}) go through the interfaces loaded from their bundles.
  */
 final class NodeletFramework {
 
