@@ -130,24 +130,25 @@ final class TransportHarness {
   private static void measure(Server server, Candidate candidate, List<Integer> counts, boolean smoke,
       List<Result> results) {
     for (int count : counts) {
-      Result result = measure(server, candidate, count, smoke ? 20 : 100);
+      Result result = measure(server, candidate, count, smoke);
       Main.log("%s", result);
       results.add(result);
     }
   }
 
   /**
-   * @param closeChecks how many times (every 100 ms) to look whether closing the client closed its connections and
-   *     ended its threads: some never do (the JDK's client keeps its connections), so this bounds the wait
+   * @param smoke one full GC per heap figure, and 2 s, not 10 s, to look whether closing the client closed its
+   *     connections and ended its threads (some never do: the JDK's client keeps its connections)
    */
-  static Result measure(Server server, Candidate candidate, int count, int closeChecks) {
+  static Result measure(Server server, Candidate candidate, int count, boolean smoke) {
+    int closeChecks = smoke ? 20 : 100;
     String scheme = server.tls ? "https (ALPN)" : "http";
     server.command("reset");
-    FootprintHarness.usedHeap();
+    FootprintHarness.usedHeap(smoke);
     int threadsBefore = FootprintHarness.liveThreads();
     // a client before may have left connections open (the JDK's never closes its own): only this one's count
     int connectionsBefore = server.number("connections");
-    long heapBefore = FootprintHarness.usedHeap();
+    long heapBefore = FootprintHarness.usedHeap(smoke);
     Closeable client = candidate.client().apply(server);
     List<CompletableFuture<HttpResponse<AsyncBody>>> watches = new ArrayList<>(count);
     AtomicInteger established = new AtomicInteger();
@@ -167,7 +168,7 @@ final class TransportHarness {
       FootprintHarness.sleep(500);
       int connections = server.number("connections") - connectionsBefore;
       int threads = FootprintHarness.liveThreads() - threadsBefore;
-      long heap = FootprintHarness.usedHeap() - heapBefore;
+      long heap = FootprintHarness.usedHeap(smoke) - heapBefore;
       String protocols = server.command("protocols");
 
       watches.forEach(w -> w.thenAccept(response -> response.body().cancel()));
