@@ -258,7 +258,8 @@ public final class Main {
           status.services()));
       if (server != null) {
         out.println("  " + DemoCluster.summary(server, options.nodeName()));
-        for (String line : framework.cachedObjects(DemoCluster.REFERENCED_OBJECTS, Duration.ofSeconds(10))) {
+        for (String line : ManagerObjects.list(framework::context, DemoCluster.REFERENCED_OBJECTS,
+            Duration.ofSeconds(10))) {
           out.println("  cache: " + line);
         }
         out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),

@@ -669,13 +669,15 @@ class LauncherIT {
         // others that fail within the warning interval are logged at DEBUG
         awaitLine(line -> line.matches(".*the watch of \\S+ .*failed.*")
             && line.contains("(API server 127.0.0.1:" + port + ")"), "of a failed watch naming the server");
-        // what the log holds after a while of retrying: its length is what is checked
-        Thread.sleep(15_000);
+        // what the log holds after a while of retrying: its length is what is checked. The launcher says again what
+        // it waits for every 10 s: its line of 15 s or more marks the while
+        awaitLine(line -> line.matches("Nodelet waiting: .* \\((1[5-9]|[2-9][0-9]) s\\)"),
+            "of the launcher still waiting after 15 s");
         List<String> lines = lines();
         assertThat(lines).noneMatch(line -> line.startsWith(Main.READY));
         // no stack traces: one line per attempt of each reflector's backoff
         assertThat(lines).noneMatch(line -> line.startsWith("\tat "));
-        assertThat(lines.size()).as("lines in about 20 s:\n" + String.join("\n", lines)).isLessThan(80);
+        assertThat(lines.size()).as("lines in about 15 s:\n" + String.join("\n", lines)).isLessThan(80);
       } finally {
         process.destroyForcibly();
       }
