@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  * thread, one pod at a time: admission, delivery ({@link PodDelivery}), each container's step
  * ({@link ContainerSteps}), deletion, and the status, handed to the {@link StatusWriter} only when it changed (it
  * writes off this thread, the newest status winning; a pod's deletion waits for its last status to be written).
- * Bundles installed for a pod before (found by their location) are adopted, not installed again. Closing leaves the pods' bundles running, so
- * that the next start adopts them.
+ * Bundles installed for a pod before (found by their location) are adopted, not installed again. Closing leaves the
+ * pods' bundles running, so that the next start adopts them.
  */
 final class PodRuntime implements AutoCloseable {
 
