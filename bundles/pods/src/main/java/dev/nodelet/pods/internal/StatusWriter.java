@@ -52,13 +52,13 @@ final class StatusWriter implements AutoCloseable {
     this.timers = timers;
     this.work = work;
     this.gone = gone;
-    this.senders = new ThreadPoolExecutor(inFlight, inFlight, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+    this.senders = new ThreadPoolExecutor(inFlight, inFlight, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
         r -> {
           Thread thread = new Thread(r, "nodelet-pods-status");
           thread.setDaemon(true);
           return thread;
         });
-    senders.allowCoreThreadTimeOut(true); // no thread kept while nothing is written
+    senders.allowCoreThreadTimeOut(true); // no thread kept for long while nothing is written
   }
 
   /** Queues the pod's newest status; never blocks. A status not sent yet is replaced. */
