@@ -145,6 +145,9 @@ final class PodStartupHarness {
         receivedAt.put(pod + "=" + greeting, System.nanoTime());
         received.put(pod, greeting);
       });
+      // the node's own Node, as node mode registers it: admission reads it
+      client.nodes().resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName(NODE)
+          .endMetadata().build()).create();
       runtime = new PodRuntimeRig(framework.framework.getBundleContext(), framework.configurationAdmin, client,
           configMaps, secrets, repository, Files.createDirectories(dir.resolve("work")), NODE);
       pods = client.pods().inNamespace(NS).watch(new Watcher<Pod>() {

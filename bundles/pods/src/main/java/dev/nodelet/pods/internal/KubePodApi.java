@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
@@ -23,13 +24,17 @@ import org.slf4j.LoggerFactory;
 /**
  * {@link PodApi} on the node's Kubernetes client. The status goes as a JSON merge patch of {@code pods/status} that
  * carries {@code metadata.uid}: the API server refuses it (409) when the pod under that name has another UID, as
- * it does for the kubelet's status patches. The delete carries DeleteOptions with a UID precondition.
+ * it does for the kubelet's status patches. The delete carries DeleteOptions with a UID precondition. The Node comes
+ * from an informer on it (started by the first read), as the kubelet's admission reads it from its node lister: a
+ * GET only while the informer has not got it.
  */
 final class KubePodApi implements PodApi {
 
   private static final Logger LOG = LoggerFactory.getLogger(KubePodApi.class);
 
   private final KubernetesClient client;
+  private SharedIndexInformer<Node> nodes; // guarded by this; null until the first read
+  private boolean closed; // guarded by this
 
   KubePodApi(KubernetesClient client) {
     this.client = client;
@@ -86,11 +91,39 @@ final class KubePodApi implements PodApi {
 
   @Override
   public Node node(String name) {
+    SharedIndexInformer<Node> informer = informer(name);
+    if (informer != null && informer.hasSynced()) {
+      Node cached = informer.getStore().getByKey(name);
+      if (cached != null) {
+        return cached;
+      }
+    }
     try {
       return client.nodes().withName(name).get();
     } catch (KubernetesClientException e) {
       LOG.debug("Reading node {} failed: {}", name, e.getMessage());
       return null;
+    }
+  }
+
+  private synchronized SharedIndexInformer<Node> informer(String name) {
+    if (nodes == null && !closed) {
+      try {
+        nodes = client.nodes().withName(name).runnableInformer(0);
+        nodes.start(); // not waited for: reads GET the Node until it has it
+      } catch (KubernetesClientException | IllegalStateException e) {
+        LOG.debug("Following node {} failed, reading it each time: {}", name, e.getMessage());
+      }
+    }
+    return nodes;
+  }
+
+  /** Stops following the Node. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (nodes != null) {
+      nodes.close();
     }
   }
 

@@ -4,8 +4,11 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatus;
 
-/** What the pods' runtime asks of the API server; blocking calls, made on the pods' executor. */
-interface PodApi {
+/**
+ * What the pods' runtime asks of the API server; blocking calls: the status writes on the {@link StatusWriter}'s
+ * threads, the rest on the pods' executor.
+ */
+interface PodApi extends AutoCloseable {
 
   /** The outcome of a write. */
   enum Outcome {
@@ -39,4 +42,9 @@ interface PodApi {
    * @return this node's Node; null if it has none (yet) or it cannot be read now
    */
   Node node(String name);
+
+  /** Releases what the API holds (a watch); the runtime's close calls it. */
+  @Override
+  default void close() {
+  }
 }

@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,15 +30,16 @@ import org.slf4j.LoggerFactory;
  * Runs this node's pods as bundles. The pod source's calls ({@link #podUpdated}, {@link #podRemoved}), bundle
  * events and changes of referenced ConfigMaps and Secrets only queue the pod; all work happens on one executor
  * thread, one pod at a time: admission, delivery ({@link PodDelivery}), each container's step
- * ({@link ContainerSteps}), deletion, and the status, written only when it changed. Bundles installed for a pod
- * before (found by their location) are adopted, not installed again. Closing leaves the pods' bundles running, so
- * that the next start adopts them.
+ * ({@link ContainerSteps}), deletion, and the status, handed to the {@link StatusWriter} only when it changed (it
+ * writes off this thread, the newest status winning; a pod's deletion waits for its last status to be written).
+ * Bundles installed for a pod before (found by their location) are adopted, not installed again. Closing leaves the
+ * pods' bundles running, so that the next start adopts them.
  */
 final class PodRuntime implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PodRuntime.class);
   private static final Duration RETRY = Duration.ofSeconds(1);
-  private static final Duration MAX_WRITE_RETRY = Duration.ofSeconds(30);
+  private static final int WRITES_IN_FLIGHT = 3; // HTTP/2 streams on the client's one connection
   private static final Duration MISSING_OBJECT_RETRY = Duration.ofSeconds(10);
 
   private final BundleContext context;
@@ -49,6 +49,7 @@ final class PodRuntime implements AutoCloseable {
   private final PodEvents events;
   private final Clock clock;
   private final ScheduledExecutorService executor;
+  private final StatusWriter writer;
   private final String nodeName;
   private final int defaultCapacity;
   private final Map<String, Pod> latest = new ConcurrentHashMap<>(); // from the pod source; absent: removed
@@ -75,6 +76,8 @@ final class PodRuntime implements AutoCloseable {
     this.executor = executor;
     this.nodeName = nodeName;
     this.defaultCapacity = defaultCapacity;
+    this.writer = new StatusWriter(api, dev.nodelet.controller.ExecutorScheduler.on(executor, "nodelet-pods"),
+        this::execute, this::writeFoundGone, WRITES_IN_FLIGHT);
     context.addBundleListener(bundles);
     // the framework refuses a second bundle of the same symbolic name and version unless a hook lets it: pods that
     // run the same artifact each get their own bundle
@@ -199,15 +202,30 @@ final class PodRuntime implements AutoCloseable {
   /** For tests: whether a status write of the pod failed and waits for its retry. */
   boolean writePending(String key) throws Exception {
     java.util.concurrent.CompletableFuture<Boolean> answer = new java.util.concurrent.CompletableFuture<>();
-    execute(() -> answer.complete(pods.containsKey(key) && pods.get(key).writeRetry != null));
+    execute(() -> answer.complete(pods.containsKey(key) && writer.retrying(pods.get(key).uid)));
     return answer.get(30, TimeUnit.SECONDS);
   }
 
-  /** For tests: waits until the work queued so far is done. */
+  /**
+   * For tests: waits until the work queued so far is done, and the status writes it queued (retries waiting for
+   * their back-off aside), and the work their outcomes brought.
+   */
   boolean awaitIdle(Duration timeout) throws InterruptedException {
-    CountDownLatch done = new CountDownLatch(1);
-    execute(done::countDown);
-    return done.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    long end = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      boolean quiet = writer.quiet(); // before the drain: an outcome handed over before is drained by it
+      CountDownLatch done = new CountDownLatch(1);
+      execute(done::countDown);
+      if (!done.await(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+        return false;
+      }
+      if (quiet && writer.quiet()) {
+        return true;
+      }
+      if (!writer.awaitQuiet(Duration.ofNanos(Math.max(0, end - System.nanoTime())))) {
+        return false;
+      }
+    }
   }
 
   private void sync(String key) {
@@ -235,7 +253,7 @@ final class PodRuntime implements AutoCloseable {
     state.references(pod);
     if (state.rejection != null) {
       if (pod.getMetadata().getDeletionTimestamp() != null) {
-        release(state);
+        releaseWhenWritten(state); // after its Failed status
       }
       return;
     }
@@ -261,9 +279,8 @@ final class PodRuntime implements AutoCloseable {
         events.warning(pod, c.name, "Failed", "Error: " + c.message); // names the object or key, never a value
       }
     }
-    if (write(state, now)) {
-      schedule(state, now);
-    }
+    write(state, now);
+    schedule(state, now);
   }
 
   /**
@@ -325,9 +342,8 @@ final class PodRuntime implements AutoCloseable {
         LOG.info("Pod {} rejected: {} {}", key, rejection.get().reason(), rejection.get().message());
         PodStatus failed = new PodStatusBuilder().withPhase("Failed").withReason(rejection.get().reason())
             .withMessage(rejection.get().message()).withStartTime(Times.format(state.startTime)).build();
-        if (api.writeStatus(pod, failed) == PodApi.Outcome.DONE) {
-          state.lastWritten = failed;
-        }
+        writer.write(pod, failed);
+        state.lastWritten = failed;
       }
     }
     pods.put(key, state);
@@ -348,11 +364,26 @@ final class PodRuntime implements AutoCloseable {
       boolean failed = state.containers.stream().anyMatch(c -> c.exitCode != 0);
       PodStatus status = new PodStatusBuilder(StatusComposer.compose(state.pod, state.containers, false, hostIp,
           state.startTime, now, state.lastWritten)).withPhase(failed ? "Failed" : "Succeeded").build();
-      if (!same(status, state.lastWritten) && api.writeStatus(state.pod, status) == PodApi.Outcome.DONE) {
+      if (!StatusWriter.same(status, state.lastWritten)) {
+        writer.write(state.pod, status);
         state.lastWritten = status;
       }
     }
-    release(state);
+    releaseWhenWritten(state);
+  }
+
+  /** Deletes the pod object once its last status is written: the kubelet's order. Once however often asked. */
+  private void releaseWhenWritten(PodState state) {
+    if (state.releasing) {
+      return;
+    }
+    state.releasing = true;
+    writer.whenWritten(state.uid, () -> {
+      state.releasing = false;
+      if (pods.get(state.key) == state) {
+        release(state);
+      }
+    });
   }
 
   private void release(PodState state) {
@@ -363,7 +394,16 @@ final class PodRuntime implements AutoCloseable {
       LOG.info("Pod {} released", state.key);
       pods.remove(state.key);
       released.put(state.key, state.uid);
+      writer.forget(state.uid);
     }
+  }
+
+  /** A status write found the pod gone or replaced: it left the node (unless it is being deleted anyway). */
+  private void writeFoundGone(String uid) {
+    pods.values().stream().filter(p -> p.uid.equals(uid) && !p.deleted).findFirst().ifPresent(state -> {
+      teardown(state, clock.instant());
+      pods.remove(state.key);
+    });
   }
 
   /** The pod left the node: its bundles, configurations and files go; nothing is written. */
@@ -373,35 +413,17 @@ final class PodRuntime implements AutoCloseable {
     }
     steps.removeAll(null, state.containers, now, BoundedStop.grace(state.pod)); // no events: the pod is gone
     delivery.remove(state);
+    writer.forget(state.uid);
     LOG.info("Pod {} (uid {}) left the node", state.key, state.uid);
   }
 
-  /** @return false if the write must be tried again (the timer is set) or the pod is gone */
-  private boolean write(PodState state, Instant now) {
+  /** Hands the writer the pod's status if it changed since the last one handed over. */
+  private void write(PodState state, Instant now) {
     PodStatus status = StatusComposer.compose(state.pod, state.containers, state.readyToStart, hostIp,
         state.startTime, now, state.lastWritten);
-    if (same(status, state.lastWritten)) {
-      return true;
-    }
-    switch (api.writeStatus(state.pod, status)) {
-      case DONE -> {
-        state.lastWritten = status;
-        state.writeRetry = null;
-        return true;
-      }
-      case GONE -> {
-        teardown(state, now);
-        pods.remove(state.key);
-        return false;
-      }
-      default -> {
-        // the API server away: the newest status is written when it answers; 1 s doubling to 30 s meanwhile
-        state.writeRetry = state.writeRetry == null ? RETRY
-            : state.writeRetry.multipliedBy(2).compareTo(MAX_WRITE_RETRY) > 0 ? MAX_WRITE_RETRY
-            : state.writeRetry.multipliedBy(2);
-        later(state, state.writeRetry);
-        return false;
-      }
+    if (!StatusWriter.same(status, state.lastWritten)) {
+      writer.write(state.pod, status);
+      state.lastWritten = status;
     }
   }
 
@@ -440,11 +462,6 @@ final class PodRuntime implements AutoCloseable {
     }
   }
 
-  /** Compares as the API server stores it: the JSON, so that a status read back equals the one written. */
-  private static boolean same(PodStatus a, PodStatus b) {
-    return b != null && Serialization.asJson(a).equals(Serialization.asJson(b));
-  }
-
   static String key(Pod pod) {
     return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
   }
@@ -469,6 +486,8 @@ final class PodRuntime implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    writer.close();
+    api.close();
     steps.close();
     events.close();
   }

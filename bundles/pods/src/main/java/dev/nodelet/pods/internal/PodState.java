@@ -25,14 +25,14 @@ final class PodState {
   final List<ContainerRun> containers = new ArrayList<>();
   final Instant startTime;
   Admission.Rejection rejection; // null: admitted
-  PodStatus lastWritten; // null: nothing written yet
+  PodStatus lastWritten; // the last status handed to the writer (or read from the API server); null: none
   boolean readyToStart;
   String hostIp; // the node's InternalIP for status.hostIP references; null if unknown
   boolean deleted; // its containers stopped for the deletion; the pod object is released next
   final Set<String> configMaps = new HashSet<>();
   final Set<String> secrets = new HashSet<>();
   ScheduledFuture<?> timer;
-  java.time.Duration writeRetry; // the wait before the next try of a failed status write; null after a success
+  boolean releasing; // its deletion waits for its last status to be written
 
   PodState(String key, Pod pod, Instant now) {
     this.key = key;

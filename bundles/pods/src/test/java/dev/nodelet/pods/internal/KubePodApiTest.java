@@ -10,7 +10,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Status writes through pods/status and deletes, with the UID precondition, against the embedded API server. */
+/**
+ * Status writes through pods/status and deletes, with the UID precondition, and the Node from a watch, against the
+ * embedded API server.
+ */
 class KubePodApiTest {
 
   private final EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
@@ -19,6 +22,7 @@ class KubePodApiTest {
 
   @AfterEach
   void close() {
+    api.close();
     client.close();
     server.close();
   }
@@ -64,5 +68,31 @@ class KubePodApiTest {
     assertThat(api.delete(replaced)).isEqualTo(PodApi.Outcome.DONE);
     assertThat(client.pods().inNamespace("default").withName("p").get()).isNull();
     assertThat(api.delete(replaced)).isEqualTo(PodApi.Outcome.GONE);
+  }
+
+  @Test
+  void readsTheNodeFromItsWatchNotWithAGetEachTime() {
+    assertThat(api.node("node-1")).as("no Node yet").isNull();
+    client.nodes().resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("node-1")
+        .addToLabels("zone", "a").endMetadata().build()).create();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> {
+      long before = server.requestCount(dev.nodelet.testing.apiserver.Verb.GET, "nodes");
+      return api.node("node-1") != null
+          && server.requestCount(dev.nodelet.testing.apiserver.Verb.GET, "nodes") == before;
+    });
+    long gets = server.requestCount(dev.nodelet.testing.apiserver.Verb.GET, "nodes");
+    for (int i = 0; i < 10; i++) {
+      assertThat(api.node("node-1").getMetadata().getLabels()).containsEntry("zone", "a");
+    }
+    assertThat(server.requestCount(dev.nodelet.testing.apiserver.Verb.GET, "nodes")).isEqualTo(gets);
+    client.nodes().withName("node-1").edit(n -> { // a get and an update of the test's own
+      n.getMetadata().getLabels().put("zone", "b");
+      return n;
+    });
+    gets = server.requestCount(dev.nodelet.testing.apiserver.Verb.GET, "nodes");
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> "b".equals(api.node("node-1").getMetadata().getLabels().get("zone")));
+    assertThat(server.requestCount(dev.nodelet.testing.apiserver.Verb.GET, "nodes")).as("no get once watched")
+        .isEqualTo(gets);
   }
 }

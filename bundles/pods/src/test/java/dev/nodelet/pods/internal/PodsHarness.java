@@ -52,6 +52,11 @@ final class PodsHarness implements AutoCloseable {
   }
 
   PodRuntime newRuntime(int capacity) {
+    return newRuntime(capacity, new KubePodApi(client));
+  }
+
+  /** A runtime whose API calls go through {@code api} (a test's view of the real API server). */
+  PodRuntime newRuntime(int capacity, PodApi api) {
     ObjectLookup lookup = new ObjectLookup() {
       @Override
       public ConfigMap configMap(String namespace, String name) {
@@ -65,7 +70,7 @@ final class PodsHarness implements AutoCloseable {
     };
     ImageSource images = new ImageSource(repository, List.of(), List.of(), List.of(), work.resolve("downloads"));
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
-    return new PodRuntime(felix.context(), new KubePodApi(client),
+    return new PodRuntime(felix.context(), api,
         new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin, secretValues), work,
             new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices)), images,
         clock, executor, NODE, capacity, new PodEvents(client, NODE, clock));
