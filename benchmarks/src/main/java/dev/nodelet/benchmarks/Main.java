@@ -52,6 +52,7 @@ public final class Main {
         continue;
       }
       log("measure %d ...", measure);
+      long started = System.nanoTime();
       try {
         rows.addAll(measure(measure, settings));
       } catch (RuntimeException e) {
@@ -59,6 +60,8 @@ public final class Main {
         e.printStackTrace();
         rows.add(new Row(measure, "measure " + measure, "FAILED: " + e, "—", "—", FAILED));
       }
+      // where a run's time goes (the smoke test's too)
+      log("measure %d took %.1f s", measure, (System.nanoTime() - started) / 1e9);
     }
     rows.sort(Comparator.comparingInt(Row::measure));
     return rows;

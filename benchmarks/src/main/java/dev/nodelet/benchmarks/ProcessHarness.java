@@ -32,7 +32,9 @@ import java.util.stream.Stream;
  *
  * <p>System properties: {@value #LAUNCHER} (the launcher jar; default {@code launcher/target/nodelet-launcher.jar}
  * from the repository root or the benchmarks folder), {@value #JVM} (the JVM flags of both processes, space separated;
- * default {@link #DEFAULT_JVM}, the DaemonSet's; empty for the JVM's own defaults), {@value #COUNTS} (default
+ * default {@link #DEFAULT_JVM}, the DaemonSet's; empty for the JVM's own defaults), {@value #ENV} (environment
+ * variables of both processes, {@code NAME=value} space separated; default {@link #DEFAULT_ENV}, the
+ * DaemonSet's; empty for none), {@value #COUNTS} (default
  * {@code 0,1000,5000}), {@value #IDLE} (seconds, default 60) and {@value #BASELINE} ({@code false} to run the launcher
  * alone, for comparing JVM flags; {@code only} for the baseline alone).
  */
@@ -45,12 +47,17 @@ final class ProcessHarness {
   static final String COUNTS = "nodelet.benchmarks.process.counts";
   static final String IDLE = "nodelet.benchmarks.process.idle";
   static final String BASELINE = "nodelet.benchmarks.process.baseline";
+  static final String ENV = "nodelet.benchmarks.process.env";
 
   /**
-   * The JVM flags a user gets: docs/deploy/daemonset.yaml's JAVA_TOOL_OPTIONS, whose heap cap is 50 % of the
+   * The JVM flags a user gets: docs/deploy/daemonset.yaml's JAVA_TOOL_OPTIONS, whose heap cap is 25 % of the
    * container's memory, here fixed at 64 MiB (docs/launcher.md).
    */
-  static final String DEFAULT_JVM = "-XX:+UseSerialGC -Xmx64m -XX:TieredStopAtLevel=1";
+  static final String DEFAULT_JVM = "-XX:+UseSerialGC -Xmx64m -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 "
+      + "-XX:-UseNotificationThread -XX:-MethodFlushing -XX:TrimNativeHeapInterval=5000";
+
+  /** The environment a user gets: the DaemonSet's (two glibc malloc arenas instead of up to eight per core). */
+  static final String DEFAULT_ENV = "MALLOC_ARENA_MAX=2";
 
   static final String NODE = "node-a";
 
@@ -118,6 +125,20 @@ final class ProcessHarness {
     return flags.isEmpty() ? List.of() : List.of(flags.split(" +"));
   }
 
+  /** {@value #ENV}: {@code NAME=value} pairs, space separated, added to both processes' environment. */
+  static Map<String, String> environment() {
+    Map<String, String> env = new java.util.LinkedHashMap<>();
+    for (String pair : System.getProperty(ENV, DEFAULT_ENV).trim().split(" +")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) {
+        env.put(pair.substring(0, eq), pair.substring(eq + 1));
+      } else if (!pair.isEmpty()) {
+        throw new IllegalArgumentException("-D" + ENV + ": " + pair + " is not NAME=value");
+      }
+    }
+    return env;
+  }
+
   private static List<String> command(List<String> jvm, List<String> rest) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -157,7 +178,9 @@ final class ProcessHarness {
       Main.log("starting %s", String.join(" ", line));
       CountDownLatch ready = new CountDownLatch(1);
       long start = System.nanoTime();
-      process = new ProcessBuilder(line).redirectErrorStream(true).start();
+      ProcessBuilder builder = new ProcessBuilder(line).redirectErrorStream(true);
+      builder.environment().putAll(environment());
+      process = builder.start();
       Process p = process;
       Thread drain = new Thread(() -> drain(p, log, readyLine, ready), "process-output");
       drain.setDaemon(true);
@@ -182,6 +205,10 @@ final class ProcessHarness {
       ProcessProbe.Memory memory = probe.memory();
       Files.writeString(logs.resolve(kind + "-" + count + "-nmt.txt"), probe.jcmd("VM.native_memory", "summary")
           + "\n" + probe.jcmd("GC.heap_info") + "\nthreads: " + ProcessProbe.pools(threads) + "\n");
+      // the threads' full names and stacks, and the classes per class loader (a bundle each)
+      Files.writeString(logs.resolve(kind + "-" + count + "-threads.txt"), probe.jcmd("Thread.print"));
+      Files.writeString(logs.resolve(kind + "-" + count + "-classes.txt"),
+          ProcessProbe.classesPerLoader(probe.jcmd("VM.classloaders", "show-classes")));
       return new Run(kind, count, readyMillis, watches, memory, threads, idleCpu, idle, null);
     } catch (IOException | RuntimeException e) {
       Main.log("%s at %d objects: %s", kind, count, e);
@@ -263,7 +290,9 @@ final class ProcessHarness {
 
   static List<Row> rows(List<Run[]> runs, List<String> jvm, int idle) {
     List<Row> rows = new ArrayList<>();
-    String flags = jvm.isEmpty() ? "the JVM's defaults" : String.join(" ", jvm);
+    String flags = (jvm.isEmpty() ? "the JVM's defaults" : String.join(" ", jvm))
+        + environment().entrySet().stream().map(e -> " " + e.getKey() + "=" + e.getValue())
+            .collect(java.util.stream.Collectors.joining("", environment().isEmpty() ? "" : "; environment", ""));
     for (Run[] r : runs) {
       Run n = r[0];
       Run b = r[1];

@@ -159,6 +159,53 @@ final class ProcessProbe {
     }
   }
 
+  private static final Pattern LOADER = Pattern.compile("\\+-- (\\S+)");
+  private static final Pattern LOADED = Pattern.compile("\\((\\d+) (hidden )?class(es)?\\)");
+  private static final Pattern CLASS = Pattern.compile("(?:Classes: |^[ |]+)([a-z][\\w$]*(?:\\.[\\w$]+)+)");
+
+  /**
+   * The classes each class loader holds, from {@code jcmd PID VM.classloaders show-classes}, as lines of the count
+   * and the loader, named by the package its classes most often share (a bundle's loader holds its own classes),
+   * the largest first; JDK reflection loaders are summed.
+   */
+  static String classesPerLoader(String tree) {
+    Map<String, Integer> byLoader = new TreeMap<>();
+    Map<String, Integer> same = new TreeMap<>();
+    String loader = null;
+    Map<String, Integer> packages = new TreeMap<>();
+    int classes = 0;
+    for (String line : (tree + "\n+-- end").split("\n")) {
+      Matcher start = LOADER.matcher(line);
+      if (start.find()) {
+        if (loader != null && classes > 0) {
+          String name = loader.startsWith("jdk.internal.reflect") || packages.isEmpty() ? loader
+              : packages.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey() + " ("
+              + loader.substring(loader.lastIndexOf('.') + 1) + ")";
+          int n = same.merge(name, 1, Integer::sum);
+          byLoader.merge(n == 1 || name.startsWith("jdk.internal.reflect") ? name : name + " #" + n, classes,
+              Integer::sum);
+        }
+        loader = start.group(1);
+        packages.clear();
+        classes = 0;
+        continue;
+      }
+      Matcher count = LOADED.matcher(line);
+      if (count.find()) {
+        classes += Integer.parseInt(count.group(1));
+        continue;
+      }
+      Matcher type = CLASS.matcher(line);
+      if (type.find() && !type.group(1).startsWith("jdk.proxy")) {
+        packages.merge(type.group(1).substring(0, type.group(1).lastIndexOf('.')), 1, Integer::sum);
+      }
+    }
+    int total = byLoader.values().stream().mapToInt(Integer::intValue).sum();
+    return total + " classes\n" + byLoader.entrySet().stream()
+        .sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+        .map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining("\n")) + "\n";
+  }
+
   private static long kib(String line) {
     return Long.parseLong(line.replaceAll("[^0-9]", ""));
   }

@@ -1,6 +1,7 @@
 package dev.nodelet.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
@@ -36,5 +37,45 @@ class ProcessHarnessTest {
     assertThat(ProcessProbe.count(threads)).isGreaterThanOrEqualTo(Thread.activeCount());
     assertThat(threads).containsKey("Finalizer");
     assertThat(probe.cpuSeconds()).isPositive();
+  }
+
+  @Test
+  void countsTheClassesOfEachLoaderNamedByItsCommonestPackage() {
+    String tree = String.join("\n",
+        "+-- <bootstrap>",
+        "      |               Classes: java.lang.Object",
+        "      |                        java.lang.String",
+        "      |                        (2 classes)",
+        "      |                        (3 hidden classes)",
+        "      +-- org.apache.felix.framework.BundleWiringImpl$BundleClassLoader",
+        "      |                     Classes: dev.nodelet.kube.internal.Http2Transport",
+        "      |                              jdk.proxy3.$Proxy22",
+        "      |                              dev.nodelet.kube.internal.KubeClientFactory",
+        "      |                              dev.nodelet.kube.KubeClients",
+        "      |                              (4 classes)",
+        "      +-- jdk.internal.reflect.DelegatingClassLoader",
+        "      |                     Classes: jdk.internal.reflect.GeneratedMethodAccessor1 (invokes: a/B::c ()V)",
+        "      |                              (1 class)",
+        "      +-- jdk.internal.reflect.DelegatingClassLoader",
+        "      |                     Classes: jdk.internal.reflect.GeneratedMethodAccessor2 (invokes: a/B::d ()V)",
+        "      |                              (1 class)");
+
+    assertThat(ProcessProbe.classesPerLoader(tree)).isEqualTo("11 classes\n"
+        + "5 java.lang (<bootstrap>)\n"
+        + "4 dev.nodelet.kube.internal (BundleWiringImpl$BundleClassLoader)\n"
+        + "2 jdk.internal.reflect.DelegatingClassLoader\n");
+  }
+
+  @Test
+  void theEnvironmentPropertyGivesNameValuePairsAndRefusesOthers() {
+    System.setProperty(ProcessHarness.ENV, "MALLOC_ARENA_MAX=2  A=b=c");
+    try {
+      assertThat(ProcessHarness.environment()).containsExactly(Map.entry("MALLOC_ARENA_MAX", "2"),
+          Map.entry("A", "b=c"));
+      System.setProperty(ProcessHarness.ENV, "MALLOC_ARENA_MAX");
+      assertThatThrownBy(ProcessHarness::environment).hasMessageContaining("MALLOC_ARENA_MAX is not NAME=value");
+    } finally {
+      System.clearProperty(ProcessHarness.ENV);
+    }
   }
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.jar.JarFile;
 import java.util.stream.Collectors;
@@ -31,14 +32,18 @@ final class BuiltInBundles implements BundleListener {
   private final Path deployDir;
   private final Supplier<BundleContext> context;
   private final PrintStream out;
+  /** Whether the launcher starts a bundle (it leaves the Gogo shell's alone without a console). */
+  private final Predicate<Bundle> started;
   /** Built-in bundles that a jar of deploy/ replaced, by location. */
   private final Set<String> replaced = ConcurrentHashMap.newKeySet();
 
-  BuiltInBundles(List<Path> jars, Path deployDir, Supplier<BundleContext> context, PrintStream out) {
+  BuiltInBundles(List<Path> jars, Path deployDir, Supplier<BundleContext> context, PrintStream out,
+      Predicate<Bundle> started) {
     this.locations = jars.stream().map(jar -> jar.toUri().toString()).collect(Collectors.toSet());
     this.deployDir = deployDir;
     this.context = context;
     this.out = out;
+    this.started = started;
   }
 
   @Override
@@ -68,13 +73,13 @@ final class BuiltInBundles implements BundleListener {
     }
     try {
       Bundle bundle = system.installBundle(location);
-      if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+      if (bundle.getHeaders().get(Constants.FRAGMENT_HOST) == null && started.test(bundle)) {
         bundle.start();
       }
       // bundles that lost their wiring with the deployed copy (they import from it) start again with the built-in
       for (Bundle other : system.getBundles()) {
         if (other.getState() == Bundle.INSTALLED && locations.contains(other.getLocation())
-            && other.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+            && other.getHeaders().get(Constants.FRAGMENT_HOST) == null && started.test(other)) {
           other.start();
         }
       }

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
@@ -26,9 +27,19 @@ final class ComponentHealth {
   private final long graceNanos;
   /** When each component was first seen waiting for a reference, by component name. */
   private final Map<String, Long> waitingSince = new HashMap<>();
+  /** Services a component may wait for as long as it likes (the node's, while node mode is off). */
+  private volatile Set<String> expectedMissing = Set.of();
 
   ComponentHealth(long graceNanos) {
     this.graceNanos = graceNanos;
+  }
+
+  /**
+   * A component waiting only for services of these interfaces waits as designed: the node's API waits for the
+   * {@code RegisteredNode} that only node mode registers.
+   */
+  void expectMissing(Set<String> interfaces) {
+    expectedMissing = Set.copyOf(interfaces);
   }
 
   /** The problems of Nodelet's components now, one line each, keyed by component name. */
@@ -65,7 +76,7 @@ final class ComponentHealth {
             Object failure = field(configuration, "failure");
             problems.put(name, "component " + name + " (" + bundle + ") failed to activate: "
                 + reason(failure == null ? "no reason given" : failure.toString()));
-          } else if (state == UNSATISFIED_REFERENCE) {
+          } else if (state == UNSATISFIED_REFERENCE && !waitsAsDesigned(description, configuration)) {
             waitingNow.add(name);
             long since = waitingSince.computeIfAbsent(name, n -> now);
             if (now - since >= graceNanos) {
@@ -82,6 +93,27 @@ final class ComponentHealth {
     }
     waitingSince.keySet().retainAll(waitingNow);
     return problems;
+  }
+
+  private boolean waitsAsDesigned(Object description, Object configuration) throws ReflectiveOperationException {
+    Set<String> expected = expectedMissing;
+    if (expected.isEmpty()) {
+      return false;
+    }
+    Map<String, String> interfaces = new HashMap<>();
+    Object references = field(description, "references");
+    for (int i = 0; references != null && i < Array.getLength(references); i++) {
+      Object reference = Array.get(references, i);
+      interfaces.put((String) field(reference, "name"), (String) field(reference, "interfaceName"));
+    }
+    Object missing = field(configuration, "unsatisfiedReferences");
+    int count = missing == null ? 0 : Array.getLength(missing);
+    for (int i = 0; i < count; i++) {
+      if (!expected.contains(interfaces.get((String) field(Array.get(missing, i), "name")))) {
+        return false;
+      }
+    }
+    return count > 0;
   }
 
   /** "reference client (io.fabric8...KubernetesClient)", for every reference not satisfied. */

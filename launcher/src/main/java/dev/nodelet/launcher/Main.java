@@ -11,11 +11,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.osgi.framework.Bundle;
@@ -104,26 +106,28 @@ public final class Main {
     // first of all, so that a stop while starting ends as any other, with a line and no temporary folder left: SIGTERM
     // stops the framework and the JVM then ends normally with 0 instead of 143. Ctrl-C interrupts the command that
     // runs in the shell, if one does (nodelet:watch), and otherwise stops Nodelet too
+    // the framework stops on a thread of its own, started by the first request (no thread waits for one meanwhile)
+    AtomicBoolean stopping = new AtomicBoolean();
+    Runnable requestStop = () -> {
+      stopRequested.countDown();
+      if (stopping.compareAndSet(false, true)) {
+        Thread stopper = new Thread(() -> {
+          NodeletFramework running = started.get();
+          if (running != null) {
+            running.stop();
+          }
+        }, "nodelet-stop");
+        stopper.setDaemon(true);
+        stopper.start();
+      }
+    };
     Signal.handle(new Signal("INT"), s -> {
       NodeletFramework running = started.get();
       if (running == null || !running.gogo().interruptConsoleCommand()) {
-        stopRequested.countDown();
+        requestStop.run();
       }
     });
-    Signal.handle(new Signal("TERM"), s -> stopRequested.countDown());
-    Thread stopper = new Thread(() -> {
-      try {
-        stopRequested.await();
-        NodeletFramework running = started.get();
-        if (running != null) {
-          running.stop();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "nodelet-stop");
-    stopper.setDaemon(true);
-    stopper.start();
+    Signal.handle(new Signal("TERM"), s -> requestStop.run());
     monitor = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread thread = new Thread(r, "nodelet-launcher-monitor");
       thread.setDaemon(true);
@@ -216,6 +220,11 @@ public final class Main {
       // etc/<pid>.cfg of a PID the launcher configures overrides single keys of the launcher's values
       EtcOverrides overrides = new EtcOverrides(options.etcDir(), configuration, framework::configure, out);
       configuration = overrides.initial();
+      // with node mode off nothing registers the node, and the node's API waits for it as designed
+      if (!Boolean.parseBoolean(String.valueOf(configuration.getOrDefault("dev.nodelet.node", Map.of())
+          .get("enabled")))) {
+        framework.expectMissing(Set.of("dev.nodelet.node.RegisteredNode"));
+      }
       // on the demo cluster, the example DRA driver reports a few devices of this node
       Map<String, Map<String, Object>> factories = server == null ? Map.of()
           : Map.of(DemoCluster.DRIVER_PID + "~demo", DemoCluster.driverConfiguration());
@@ -249,7 +258,8 @@ public final class Main {
           status.services()));
       if (server != null) {
         out.println("  " + DemoCluster.summary(server, options.nodeName()));
-        for (String line : framework.cachedObjects(DemoCluster.REFERENCED_OBJECTS, Duration.ofSeconds(10))) {
+        for (String line : ManagerObjects.list(framework::context, DemoCluster.REFERENCED_OBJECTS,
+            Duration.ofSeconds(10))) {
           out.println("  cache: " + line);
         }
         out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),

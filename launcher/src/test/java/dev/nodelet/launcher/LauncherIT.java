@@ -407,6 +407,44 @@ class LauncherIT {
     }
   }
 
+  /** The names of the process's live threads ({@code /proc/PID/task/*}{@code /comm}, at most 15 characters). */
+  private static List<String> threadNames(Process process) throws IOException {
+    List<String> names = new ArrayList<>();
+    try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          names.add(Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).trim());
+        } catch (IOException e) {
+          // the thread ended while listed
+        }
+      }
+    }
+    return names;
+  }
+
+  @Test
+  void withoutAShellNoIdleShellResolverOrFolderWatchThreadsRunAndCommandsStillDo() throws Exception {
+    Process process = launch();
+    try {
+      awaitLine(Main.READY); // the Gogo shell's bundle, not started, does not hold readiness
+      // the Gogo shell's executor, Felix's resolver pool, the JDK's folder watch threads of FileInstall, a stop
+      // thread waiting for a signal
+      assertThat(threadNames(process)).doesNotContain("Gogo shell", "FileSystemWatchService", "FelixResolver-1",
+          "nodelet-stop");
+      Exec bundles = exec(dir, "lb");
+      assertThat(bundles.status()).isZero();
+      assertThat(bundles.output()).containsPattern("(Installed|Resolved) .*Apache Felix Gogo Shell");
+      assertThat(exec(dir, "nodelet:objects").status()).isZero();
+
+      process.destroy(); // SIGTERM still stops it, on a thread started then
+      assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+      awaitLine("Nodelet stopped");
+      assertThat(process.exitValue()).isZero();
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
   @Test
   void aDriverJarDroppedIntoDeployStartsAndStopsWhenRemoved() throws Exception {
     Process process = launch();
@@ -573,6 +611,32 @@ class LauncherIT {
   }
 
   @Test
+  void withNodeModeOffTheNodesApiWaitingForItsNodeDoesNotHoldReadiness() throws Exception {
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient admin = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(
+            Files.readString(server.writeKubeconfig(dir.resolve("admin.kubeconfig"))))).build()) {
+      Path kubeconfig = server.writeKubeconfig(dir.resolve("cluster.kubeconfig"));
+      Process process = launch("--kubeconfig", kubeconfig.toString(), "--node", "late");
+      try {
+        // not ready while the Node does not exist, past the 10 s after which a waiting component is a problem
+        awaitLine(line -> line.startsWith("Nodelet waiting: ") && waitedSeconds(line) >= 12, "after 12 s");
+        admin.nodes().resource(new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName("late")
+            .endMetadata().build()).create();
+        assertThat(awaitLine(Main.READY)).contains("node late");
+        assertThat(lines()).noneMatch(line -> line.contains("dev.nodelet.node.RegisteredNode"));
+      } finally {
+        process.destroyForcibly();
+      }
+    }
+  }
+
+  /** The seconds a "Nodelet waiting: ... (N s)" line gives. */
+  private static int waitedSeconds(String line) {
+    Matcher seconds = Pattern.compile("\\((\\d+) s\\)$").matcher(line);
+    return seconds.find() ? Integer.parseInt(seconds.group(1)) : 0;
+  }
+
+  @Test
   void readinessSaysThatTheNodeDoesNotExist() throws Exception {
     try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start()) {
       Path kubeconfig = server.writeKubeconfig(dir.resolve("cluster.kubeconfig"));
@@ -605,13 +669,15 @@ class LauncherIT {
         // others that fail within the warning interval are logged at DEBUG
         awaitLine(line -> line.matches(".*the watch of \\S+ .*failed.*")
             && line.contains("(API server 127.0.0.1:" + port + ")"), "of a failed watch naming the server");
-        // what the log holds after a while of retrying: its length is what is checked
-        Thread.sleep(15_000);
+        // what the log holds after a while of retrying: its length is what is checked. The launcher says again what
+        // it waits for every 10 s: its line of 15 s or more marks the while
+        awaitLine(line -> line.matches("Nodelet waiting: .* \\((1[5-9]|[2-9][0-9]) s\\)"),
+            "of the launcher still waiting after 15 s");
         List<String> lines = lines();
         assertThat(lines).noneMatch(line -> line.startsWith(Main.READY));
         // no stack traces: one line per attempt of each reflector's backoff
         assertThat(lines).noneMatch(line -> line.startsWith("\tat "));
-        assertThat(lines.size()).as("lines in about 20 s:\n" + String.join("\n", lines)).isLessThan(80);
+        assertThat(lines.size()).as("lines in about 15 s:\n" + String.join("\n", lines)).isLessThan(80);
       } finally {
         process.destroyForcibly();
       }

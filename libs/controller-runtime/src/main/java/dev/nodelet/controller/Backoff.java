@@ -13,6 +13,9 @@ import java.util.function.DoubleSupplier;
  *   <li>{@link Builder#jitter jitter}, client-go's {@code flowcontrol.Backoff}: the first delay is
  *       {@code initial + jitter} and is not capped, later ones {@code min(2 × previous + jitter, max)}, where jitter
  *       is {@code random × factor × previous};</li>
+ *   <li>{@link Builder#jitterUpperHalf jitterUpperHalf}: the delays double from {@code initial} to {@code max}
+ *       without jitter, and each wait is drawn from the upper half of its delay, {@code d/2 + random × d/2}: never
+ *       longer than {@code max}, never in step with other items (the reflectors' retry);</li>
  *   <li>{@link Builder#forgetAfterIdle forgetAfterIdle}: an item without a failure for longer starts over (client-go
  *       forgets after {@code 2 × max}), so a stream that breaks after a long healthy period is retried soon;</li>
  *   <li>{@link Builder#resetAfterRunning resetAfterRunning}: the kubelet's crash back-off, a container that ran at
@@ -26,17 +29,20 @@ public final class Backoff {
   private final long initialNanos;
   private final long maxNanos;
   private final double jitterFactor;
+  private final boolean upperHalf;
   private final DoubleSupplier random;
   private final long idleNanos; // Long.MAX_VALUE: never forgotten
   private final Duration resetAfterRunning; // null: no such reset
   private int failures; // guarded by this
-  private long delayNanos; // guarded by this: the delay of the last failure
+  private long delayNanos; // guarded by this: the delay of the last failure, before an upper-half draw
+  private long waitNanos; // guarded by this: the wait of the last failure, as failed() returned it
   private long lastFailure; // guarded by this
 
   private Backoff(Builder b) {
     this.initialNanos = b.initial.toNanos();
     this.maxNanos = b.max.toNanos();
     this.jitterFactor = b.jitterFactor;
+    this.upperHalf = b.upperHalf;
     this.random = b.random;
     this.idleNanos = b.idle == null ? Long.MAX_VALUE : b.idle.toNanos();
     this.resetAfterRunning = b.resetAfterRunning;
@@ -80,13 +86,15 @@ public final class Backoff {
       long doubled = delayNanos > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : 2 * delayNanos;
       delayNanos = Math.min(saturatedAdd(doubled, jitter(delayNanos)), maxNanos);
     }
+    // the upper-half draw is not fed back into the doubling: the delays stay initial × 2^n
+    waitNanos = upperHalf ? delayNanos / 2 + (long) (random.getAsDouble() * (delayNanos / 2)) : delayNanos;
     lastFailure = nowNanos;
-    return Duration.ofNanos(delayNanos);
+    return Duration.ofNanos(waitNanos);
   }
 
   /** The delay of the last failure; zero without one, after {@link #reset()} and once forgotten for idleness. */
   public synchronized Duration delay(long nowNanos) {
-    return Duration.ofNanos(failures == 0 || idle(nowNanos) ? 0 : delayNanos);
+    return Duration.ofNanos(failures == 0 || idle(nowNanos) ? 0 : waitNanos);
   }
 
   /** How long the next attempt must still wait at {@code nowNanos}; zero when it may go. */
@@ -94,7 +102,7 @@ public final class Backoff {
     if (failures == 0) {
       return Duration.ZERO;
     }
-    return Duration.ofNanos(Math.max(0, lastFailure + delayNanos - nowNanos));
+    return Duration.ofNanos(Math.max(0, lastFailure + waitNanos - nowNanos));
   }
 
   /** True while the next attempt must wait. */
@@ -104,7 +112,7 @@ public final class Backoff {
 
   /** When the next attempt may go, in the caller's nanoseconds; only meaningful while {@link #failures()} > 0. */
   public synchronized long notBeforeNanos() {
-    return lastFailure + delayNanos;
+    return lastFailure + waitNanos;
   }
 
   /** The failures since the start or the last {@link #reset()}. */
@@ -116,6 +124,7 @@ public final class Backoff {
   public synchronized void reset() {
     failures = 0;
     delayNanos = 0;
+    waitNanos = 0;
   }
 
   /** The longest delay. */
@@ -141,6 +150,7 @@ public final class Backoff {
     private final Duration initial;
     private final Duration max;
     private double jitterFactor;
+    private boolean upperHalf;
     private DoubleSupplier random = () -> 0;
     private Duration idle;
     private Duration resetAfterRunning;
@@ -156,12 +166,27 @@ public final class Backoff {
       this.max = max;
     }
 
-    /** Adds {@code random × factor × previous delay} to each delay; {@code random} gives values in [0, 1). */
+    /**
+     * Adds {@code random × factor × previous delay} to each delay; {@code random} gives values in [0, 1). Replaces
+     * {@link #jitterUpperHalf}.
+     */
     public Builder jitter(double factor, DoubleSupplier random) {
       if (!(factor >= 0)) {
         throw new IllegalArgumentException("the jitter factor must not be negative, was " + factor);
       }
       this.jitterFactor = factor;
+      this.upperHalf = false;
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /**
+     * Waits {@code d/2 + random × d/2} for a delay {@code d} that doubles from {@code initial} to {@code max}
+     * without jitter; {@code random} gives values in [0, 1). Replaces {@link #jitter}.
+     */
+    public Builder jitterUpperHalf(DoubleSupplier random) {
+      this.jitterFactor = 0;
+      this.upperHalf = true;
       this.random = Objects.requireNonNull(random, "random");
       return this;
     }

@@ -104,6 +104,44 @@ class BackoffTest {
         .isEqualTo(Duration.ofSeconds(1000));
   }
 
+  /** The reflectors' retry: 0.8 s doubling to 30 s, each wait drawn from the upper half of its delay. */
+  @Test
+  void upperHalfJitterDrawsEachWaitFromTheUpperHalfOfTheUnjitteredDelay() {
+    double[] draw = {0};
+    Backoff backoff = Backoff.exponential(Duration.ofMillis(800), Duration.ofSeconds(30))
+        .jitterUpperHalf(() -> draw[0]).build();
+    long[] halves = {400, 800, 1_600, 3_200, 6_400, 12_800, 15_000, 15_000};
+    for (long millis : halves) {
+      assertThat(failAfterASecond(backoff)).as("the lower end").isEqualTo(Duration.ofMillis(millis));
+      assertThat(backoff.remaining(time.nanoTime())).isEqualTo(Duration.ofMillis(millis));
+    }
+
+    backoff.reset();
+    draw[0] = 0.999_999;
+    // just under the whole delay, which still doubles from 0.8 s: the draw is not fed back into the doubling
+    long[] delays = {800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000};
+    for (long millis : delays) {
+      Duration wait = failAfterASecond(backoff);
+      assertThat(wait).isBetween(Duration.ofMillis(millis).minusMillis(1), Duration.ofMillis(millis));
+      assertThat(backoff.delay(time.nanoTime())).as("the wait drawn").isEqualTo(wait);
+      assertThat(backoff.notBeforeNanos()).isEqualTo(time.nanoTime() + wait.toNanos());
+    }
+
+    draw[0] = 0.5;
+    Backoff odd = Backoff.exponential(Duration.ofNanos(7), Duration.ofNanos(7)).jitterUpperHalf(() -> draw[0]).build();
+    assertThat(odd.failed(time.nanoTime())).as("7/2 + 0.5 × 7/2 in whole nanoseconds").isEqualTo(Duration.ofNanos(4));
+  }
+
+  @Test
+  void theLastJitterModeChosenApplies() {
+    Backoff factor = Backoff.exponential(INITIAL, MAX).jitterUpperHalf(() -> 0.5).jitter(1.0, () -> 0.5).build();
+    assertThat(factor.failed(time.nanoTime())).isEqualTo(Duration.ofMillis(7_500));
+    Backoff upperHalf = Backoff.exponential(INITIAL, MAX).jitter(1.0, () -> 0.5).jitterUpperHalf(() -> 0.5).build();
+    assertThat(upperHalf.failed(time.nanoTime())).isEqualTo(Duration.ofMillis(3_750));
+    assertThat(upperHalf.failed(time.nanoTime())).as("10 s, not doubled from 7.5 s")
+        .isEqualTo(Duration.ofMillis(7_500));
+  }
+
   @Test
   void rejectsNonsenseWithTheFigures() {
     assertThatThrownBy(() -> Backoff.exponential(Duration.ZERO, MAX)).isInstanceOf(IllegalArgumentException.class)

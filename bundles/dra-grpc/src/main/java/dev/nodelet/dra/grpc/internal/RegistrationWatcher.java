@@ -84,6 +84,7 @@ final class RegistrationWatcher implements AutoCloseable {
   private final Map<Path, DriverStatus> failures = new ConcurrentHashMap<>();
   private volatile String folderProblem = "";
   private volatile String crash; // why the thread ended early, or null
+  private volatile long scans; // written by the watcher thread only
 
   /** A watcher that never withdraws a registered driver for being unreachable. */
   RegistrationWatcher(Path folder, Duration pollInterval, Registrar registrar, Publisher publisher) {
@@ -107,6 +108,14 @@ final class RegistrationWatcher implements AutoCloseable {
 
   void start() {
     thread.start();
+  }
+
+  /**
+   * How many scans of the folder have ended; a scan that ends after this call has seen every change made before it,
+   * so tests wait for two more instead of sleeping.
+   */
+  long scans() {
+    return scans;
   }
 
   /** The sockets that did not register and why, then the folder's problem if it has one; never blocks. */
@@ -140,6 +149,7 @@ final class RegistrationWatcher implements AutoCloseable {
     try {
       do {
         scan();
+        scans++;
       } while (!closing.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS));
     } catch (InterruptedException e) {
       // close() asked us to stop

@@ -48,6 +48,8 @@ public final class Engine implements ReflectorEngine {
   final EngineSettings settings;
   final RestartLimiter limiter;
   final DoubleSupplier random;
+  /** The monotonic time of the restart bucket and the backoff. */
+  final LongSupplier nanoTime;
   final ThreadPoolExecutor callbacks;
   final ScheduledThreadPoolExecutor timer;
   /** Shared by every reflector: the client's transport and JSON mapper, and the server's address for messages. */
@@ -81,6 +83,7 @@ public final class Engine implements ReflectorEngine {
     this.client = Objects.requireNonNull(client, "client");
     this.settings = Objects.requireNonNull(settings, "settings");
     this.random = random;
+    this.nanoTime = nanoTime;
     this.http = client.getHttpClient();
     this.serialization = client.getKubernetesSerialization();
     URL master = client.getMasterUrl();

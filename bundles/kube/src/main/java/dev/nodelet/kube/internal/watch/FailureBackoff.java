@@ -1,28 +1,37 @@
 package dev.nodelet.kube.internal.watch;
 
+import dev.nodelet.controller.Backoff;
 import dev.nodelet.kube.watch.ReflectorException;
 import org.slf4j.Logger;
 
 /**
  * A reflector's run of failures: how it is logged (a warning for the first reflector to fail in an engine's
  * {@link Engine#WARNING_INTERVAL}, DEBUG for the others and for every later failure) and the backoff before its next
- * attempt, exponential with jitter. Used on the reflector's serial executor only.
+ * attempt: the controller runtime's {@link Backoff} from the engine's initial to its maximum backoff, each wait drawn
+ * from the upper half of its delay (never longer than the maximum, never in step with other reflectors). Used on the
+ * reflector's serial executor only.
  */
 final class FailureBackoff {
 
   private final Engine engine;
-  private int failures;
+  private final Backoff backoff;
   private boolean failing;
   /** Whether this failure period was logged as a warning (see {@link Engine#mayWarn()}). */
   private boolean warned;
 
   FailureBackoff(Engine engine) {
     this.engine = engine;
+    this.backoff = Backoff.exponential(engine.settings.initialBackoff(), engine.settings.maxBackoff())
+        .jitterUpperHalf(engine.random).build();
   }
 
-  /** Counts a failure and logs it on {@code log}, the reflector's. */
-  void failed(Logger log, ReflectorException error) {
-    failures++;
+  /**
+   * Counts a failure and logs it on {@code log}, the reflector's.
+   *
+   * @return the nanoseconds to wait after the failures so far before the next attempt
+   */
+  long failed(Logger log, ReflectorException error) {
+    long delay = backoff.failed(engine.nanoTime.getAsLong()).toNanos();
     if (!failing) {
       failing = true;
       warned = engine.mayWarn();
@@ -33,8 +42,9 @@ final class FailureBackoff {
         log.debug("{} (API server {}); retrying with backoff", error.getMessage(), engine.server);
       }
     } else {
-      log.debug("{} (failure {})", error.getMessage(), failures);
+      log.debug("{} (failure {})", error.getMessage(), backoff.failures());
     }
+    return delay;
   }
 
   boolean failing() {
@@ -52,18 +62,6 @@ final class FailureBackoff {
       log.debug("The list and watch of {} work again", what);
     }
     failing = false;
-    failures = 0;
-  }
-
-  /** @return the nanoseconds to wait after the failures so far before the next attempt */
-  long delayNanos() {
-    long initial = engine.settings.initialBackoff().toNanos();
-    long max = engine.settings.maxBackoff().toNanos();
-    long delay = initial << Math.min(failures - 1, 20);
-    if (delay <= 0 || delay > max) {
-      delay = max;
-    }
-    // jitter in the upper half: never longer than the maximum, never in step with other reflectors
-    return delay / 2 + (long) (engine.random.getAsDouble() * (delay / 2));
+    backoff.reset();
   }
 }

@@ -426,9 +426,9 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
 
   private void failed(ReflectorException error) {
     current = null;
-    backoff.failed(LOG, error);
+    long delay = backoff.failed(LOG, error);
     notify(() -> listener.onError(error));
-    restart(backoff.delayNanos());
+    restart(delay);
   }
 
   private void healthy() {

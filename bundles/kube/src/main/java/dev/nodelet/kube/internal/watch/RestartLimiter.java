@@ -14,6 +14,10 @@ import java.util.function.LongSupplier;
  * connection); late starts that then go out together would exceed the bucket. So each start is checked again when
  * its request actually starts, against the same rate and burst counted over the starts made ({@link #tryStart()}):
  * a transport that holds requests asks this itself; otherwise the reflector asks right before sending.
+ *
+ * <p>Not the controller runtime's {@code RateLimiter.bucket}: that one takes its token now, whereas a restart after
+ * its backoff must take its slot when it starts (else restarts reserved at different times with different backoffs
+ * would start together beyond the burst), and {@link #tryStart()} must be able to refuse without taking one.
  */
 final class RestartLimiter implements StartGate {
 

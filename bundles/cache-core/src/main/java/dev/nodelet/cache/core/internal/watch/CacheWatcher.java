@@ -1,25 +1,15 @@
 package dev.nodelet.cache.core.internal.watch;
 
-import dev.nodelet.objectcache.Watch;
 import dev.nodelet.objectcache.WatchEvent;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * the dispatcher wait.
  *
  * <p><b>Fan-out cost.</b> One change is offered to every watcher, so the dispatcher's part must be cheap and must not
- * wake a consumer that has not asked for it: the result is a ring that consumers take from without the lock (a
- * compare-and-set of {@link #head}), and the dispatcher signals a consumer only while it waits, i.e. after it found
- * the result empty. A consumer that is behind thus takes what arrived meanwhile without waiting or locking.
+ * wake a consumer that has not asked for it: the result is a {@link ResultRing} that consumers take from without the
+ * lock, and the dispatcher signals a consumer only while it waits, i.e. after it found the result empty. A consumer
+ * that is behind thus takes what arrived meanwhile without waiting or locking.
  *
  * <p>A consumer that keeps up would still wait, and be woken, once per event: a hundred watchers at 10,000 events/s
  * make a million wake-ups a second, each preempting the dispatcher. So a consumer whose last wait brought events
@@ -48,24 +38,13 @@ import org.slf4j.LoggerFactory;
  * {@code linger} at most for its consumer, which wakes about once per {@code linger} or per half buffer. Events that
  * do not depend on the watcher are made once per change and shared (see {@link Change}).
  *
- * <p>Thread-safety: {@link #lock} guards the fields marked so and every write to the ring and {@link #tail}; the
- * consumer side reads {@link #tail}, {@link #resultClosed} and {@link #backlog} (volatile) and advances
- * {@link #head} without it. The lock is never held while waiting for anything but its own conditions.
- * {@link #nextBookmark} belongs to the hub and is guarded by the hub's lock.
+ * <p>Thread-safety: {@link #lock} guards the fields marked so and every write to the {@link #result}; the consumer
+ * side reads the result and {@link #backlog} (volatile) and takes from the result without it. The lock is never held
+ * while waiting for anything but its own conditions. {@link #nextBookmark} belongs to the hub, under the hub's lock.
  */
-final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
+final class CacheWatcher<T extends HasMetadata> extends BlockingWatch<T> {
 
   private static final Logger LOG = LoggerFactory.getLogger(CacheWatcher.class);
-
-  /** Where this watcher stands with the bookmark its client waits for (the end of the initial events). */
-  enum BookmarkState {
-    /** A bookmark at or after {@code bookmarkAfterResourceVersion} has not reached the input yet. */
-    WAITING,
-    /** It is in the input, not yet in the result: closing now must drain the input so the client gets it. */
-    RECEIVED,
-    /** It is in the result, or nothing was awaited. */
-    SENT
-  }
 
   /** What the hub does for its watchers; the watcher calls it to close itself. */
   interface Owner<T extends HasMetadata> {
@@ -78,8 +57,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
 
   private final String identifier;
   private final int capacity;
-  private final Predicate<? super T> filter;
-  private final WatchObjects<T> objects;
+  private final WatchEventConverter<T> converter;
   private final Owner<T> owner;
   private final Instant deadline;
   private final boolean allowBookmarks;
@@ -92,19 +70,8 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   /** Signalled when the input loses an event or the watcher stops while the dispatcher waits for room. */
   private final Condition inputChanged = lock.newCondition();
 
-  /**
-   * The result buffer: event number {@code n} is in slot {@code n % capacity}; the events from {@link #head} to
-   * {@link #tail} are there to take. Slots are written under the lock, only while {@code tail - head < capacity}, so
-   * never one that a consumer may still be reading; a taken slot keeps its event until it is overwritten or the
-   * watch is closed.
-   */
-  private final WatchEvent<T>[] ring;
-  /** The number of the next event to take; consumers advance it with a compare-and-set. */
-  private final AtomicLong head = new AtomicLong();
-  /** The number of the next event to put into the result; written under the lock after the slot. */
-  private volatile long tail;
-  /** True once nothing more will reach the result; written under the lock after the last {@link #tail}. */
-  private volatile boolean resultClosed;
+  /** The result buffer; written under the lock, taken from without it. */
+  private final ResultRing<T> result;
   /** True while initial events or input wait for room in the result: a consumer that takes one moves them. */
   private volatile boolean backlog;
 
@@ -161,8 +128,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     }
     this.identifier = identifier;
     this.capacity = capacity;
-    this.filter = filter;
-    this.objects = objects;
+    this.converter = new WatchEventConverter<>(filter, objects);
     this.owner = owner;
     this.deadline = deadline;
     this.allowBookmarks = allowBookmarks;
@@ -170,9 +136,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     this.lingerNanos = linger.toNanos();
     this.state = bookmarkAfterResourceVersion == 0 ? BookmarkState.SENT : BookmarkState.WAITING;
     this.input = new ArrayDeque<>(capacity);
-    @SuppressWarnings("unchecked")
-    WatchEvent<T>[] slots = (WatchEvent<T>[]) new WatchEvent<?>[capacity];
-    this.ring = slots;
+    this.result = new ResultRing<>(capacity);
     this.initial = initialEvents.iterator();
     this.resourceVersion = startResourceVersion;
     lock.lock();
@@ -190,8 +154,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   int queued() {
     lock.lock();
     try {
-      // tail is read first: head never passes it
-      return (int) (tail - head.get()) + input.size();
+      return result.size() + input.size();
     } finally {
       lock.unlock();
     }
@@ -351,25 +314,9 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     }
   }
 
-  /**
-   * When the next bookmark is due (the apiserver's {@code nextBookmarkTime}).
-   *
-   * @return at once ({@code now}) while the awaited bookmark has not been received; else {@code now + frequency},
-   *     but no later than 2 s before the deadline; empty if that is already past
-   */
+  /** When the next bookmark is due: see {@link BookmarkState#nextBookmarkTime}. */
   Optional<Instant> nextBookmarkTime(Instant now, Duration frequency) {
-    if (state() == BookmarkState.WAITING) {
-      return Optional.of(now);
-    }
-    Instant heartbeat = now.plus(frequency);
-    if (deadline == null) {
-      return Optional.of(heartbeat);
-    }
-    Instant preTimeout = deadline.minusSeconds(2);
-    if (preTimeout.isBefore(heartbeat)) {
-      heartbeat = preTimeout;
-    }
-    return heartbeat.isBefore(now) ? Optional.empty() : Optional.of(heartbeat);
+    return state().nextBookmarkTime(now, frequency, deadline);
   }
 
   /**
@@ -379,8 +326,8 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
    */
   private void pump() {
     int inputBefore = input.size();
-    long next = tail;
-    long free = capacity - (next - head.get());
+    long next = result.tail();
+    long free = result.free(next);
     while (!done && free > 0) {
       Change<T> change = nextToSend();
       if (change == null) {
@@ -388,7 +335,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
       }
       WatchEvent<T> event = convert(change);
       if (event != null) {
-        ring[(int) (next % capacity)] = event;
+        result.put(next, event);
         next++;
         free--;
         if (change.isBookmark()) {
@@ -396,9 +343,9 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
         }
       }
     }
-    boolean published = next != tail;
+    boolean published = next != result.tail();
     if (published) {
-      tail = next;
+      result.publish(next);
     }
     if (done && (initial != null || !input.isEmpty())) {
       // delivery ended without draining: what is left is never sent
@@ -406,8 +353,8 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
       input.clear();
     }
     boolean closing = false;
-    if (!resultClosed && (done || stopped && initial == null && input.isEmpty())) {
-      resultClosed = true;
+    if (!result.isClosed() && (done || stopped && initial == null && input.isEmpty())) {
+      result.close();
       published = true;
       closing = true;
     }
@@ -417,7 +364,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     }
     // a lingering consumer is signalled too once the result is half full, so that lingering never fills a buffer
     if (published && (waitingConsumers > 0
-        || lingeringConsumers > 0 && (closing || 2 * (next - head.get()) >= capacity))) {
+        || lingeringConsumers > 0 && (closing || result.halfFull(next)))) {
       resultChanged.signalAll();
     }
     if (dispatcherWaiting && input.size() < inputBefore) {
@@ -446,40 +393,13 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   }
 
   /**
-   * The event this watcher's client sees for a change (the apiserver's {@code convertToWatchEvent}). ADDED, MODIFIED
-   * and DELETED events are the change's shared ones; a bookmark is this watcher's own, as its annotation depends on
-   * the watcher's state.
+   * The event this watcher's client sees for a change; a bookmark is this watcher's own, as its annotation depends on
+   * whether the awaited bookmark was sent.
    *
    * @return the event; null if the object is not in the watched set before or after
    */
   WatchEvent<T> convert(Change<T> change) {
-    if (change.isBookmark()) {
-      T object = objects.empty().get();
-      ObjectMeta metadata = new ObjectMeta();
-      metadata.setResourceVersion(change.version());
-      if (state != BookmarkState.SENT) {
-        Map<String, String> annotations = new HashMap<>();
-        annotations.put(WatchEvent.INITIAL_EVENTS_END_ANNOTATION, "true");
-        metadata.setAnnotations(annotations);
-      }
-      object.setMetadata(metadata);
-      return new WatchEvent<>(WatchEvent.Type.BOOKMARK, object, change.version());
-    }
-    boolean currentPasses = change.type() != WatchEvent.Type.DELETED && change.current() != null
-        && filter.test(change.current());
-    boolean previousPasses = change.previous() != null && filter.test(change.previous());
-    if (currentPasses) {
-      return previousPasses ? change.modified() : change.added();
-    }
-    if (previousPasses) {
-      return change.deleted(objects.copy());
-    }
-    return null;
-  }
-
-  @Override
-  public WatchEvent<T> poll(Duration timeout) throws InterruptedException {
-    return take(timeout.toNanos(), false);
+    return converter.convert(change, state != BookmarkState.SENT);
   }
 
   /**
@@ -489,34 +409,21 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
    * @return the event; null if the result is empty
    */
   private WatchEvent<T> tryTake() {
-    while (true) {
-      long taken = head.get();
-      if (taken >= tail) {
-        return null;
-      }
-      // read before the compare-and-set: only after it may the slot be overwritten
-      WatchEvent<T> event = ring[(int) (taken % capacity)];
-      if (head.compareAndSet(taken, taken + 1)) {
-        if (backlog) {
-          lock.lock();
-          try {
-            pump();
-          } finally {
-            lock.unlock();
-          }
-        }
-        return event;
+    WatchEvent<T> event = result.tryTake();
+    if (event != null && backlog) {
+      lock.lock();
+      try {
+        pump();
+      } finally {
+        lock.unlock();
       }
     }
+    return event;
   }
 
-  /**
-   * Takes the next event, waiting for one if the result is empty. An interrupted thread gets the exception even if
-   * an event is there, so that a consumer loop ends on an interrupt however busy the watch is.
-   *
-   * @param forever wait until an event comes or the result closes, ignoring {@code nanos}
-   */
-  private WatchEvent<T> take(long nanos, boolean forever) throws InterruptedException {
+  /** Takes the next event, waiting (or lingering) for one if the result is empty. */
+  @Override
+  WatchEvent<T> take(long nanos, boolean forever) throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
@@ -529,10 +436,10 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
       lock.lockInterruptibly();
       try {
         pump();
-        if (head.get() < tail) {
+        if (result.hasEvents()) {
           continue;
         }
-        if (resultClosed) {
+        if (result.isClosed()) {
           return null;
         }
         long remaining = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
@@ -559,7 +466,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
             waitingConsumers--;
           }
         }
-        streaming = head.get() < tail;
+        streaming = result.hasEvents();
       } finally {
         lock.unlock();
       }
@@ -567,50 +474,8 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
   }
 
   @Override
-  public Iterator<WatchEvent<T>> iterator() {
-    return new Iterator<>() {
-      private WatchEvent<T> next;
-
-      @Override
-      public boolean hasNext() {
-        if (next == null) {
-          try {
-            next = take(0, true);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-        return next != null;
-      }
-
-      @Override
-      public WatchEvent<T> next() {
-        if (!hasNext()) {
-          throw new NoSuchElementException("the watch has ended");
-        }
-        WatchEvent<T> event = next;
-        next = null;
-        return event;
-      }
-    };
-  }
-
-  @Override
-  public CompletableFuture<Void> forEachAsync(Executor executor, Consumer<? super WatchEvent<T>> listener) {
-    return CompletableFuture.runAsync(() -> {
-      try {
-        forEach(listener);
-      } catch (RuntimeException | Error e) {
-        close();
-        throw e;
-      }
-    }, executor);
-  }
-
-  @Override
   public boolean isEnded() {
-    // closed first: the last tail was written before it
-    return resultClosed && head.get() >= tail;
+    return result.isEnded();
   }
 
   @Override
@@ -618,10 +483,7 @@ final class CacheWatcher<T extends HasMetadata> implements Watch<T> {
     owner.forget(this, false);
     lock.lock();
     try {
-      // discard what was not taken: a consumer's compare-and-set from an older head fails from now on; reading head
-      // in getAndSet orders every take before the slots are cleared
-      head.getAndSet(tail);
-      Arrays.fill(ring, null);
+      result.discard();
       if (waitingConsumers + lingeringConsumers > 0) {
         resultChanged.signalAll();
       }

@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchEvent.Type;
-import dev.nodelet.cache.core.internal.watch.CacheWatcher.BookmarkState;
 import dev.nodelet.cache.core.internal.watch.Fixtures.RecordingOwner;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.time.Duration;
