@@ -1,6 +1,6 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
@@ -144,7 +144,7 @@ final class DraHarness {
   }
 
   /** A driver that sends a snapshot when subscribed to, and more when told. */
-  static final class SnapshotDriver implements DraDriver {
+  static final class SnapshotDriver implements DeviceSnapshots {
     private final String name;
     private final List<Pool> first;
     private volatile SnapshotListener listener;

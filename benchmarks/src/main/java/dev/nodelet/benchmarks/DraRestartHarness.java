@@ -1,6 +1,7 @@
 package dev.nodelet.benchmarks;
 
 import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.claims.ClaimInfo;
@@ -45,7 +46,7 @@ final class DraRestartHarness {
   }
 
   /** A driver process: prepares claims, and on each health watch reports every device healthy at once. */
-  private static final class Registration extends PreparingDriver {
+  private static final class Registration extends PreparingDriver implements DeviceHealthSource {
     private final int devices;
 
     Registration(int devices) {
@@ -96,6 +97,7 @@ final class DraRestartHarness {
         ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).build()) {
       Registration first = new Registration(podCount + 1);
       manager.addDriver(first);
+      manager.addHealthSource(first);
       manager.start();
       for (int i = 0; i < podCount; i++) {
         manager.podUpdated(allocate(client, i));
@@ -104,10 +106,12 @@ final class DraRestartHarness {
       Pod late = allocate(client, podCount); // allocated while the driver is away, bound once it is back
 
       manager.removeDriver(first); // the process ended: its registration socket went away
+      manager.removeHealthSource(first);
       Registration second = new Registration(podCount + 1);
       Instant registeredAt = Instant.now();
       long start = System.nanoTime();
       manager.addDriver(second);
+      manager.addHealthSource(second);
       manager.podUpdated(late);
       long[] healthAt = {0};
       long[] preparedAt = {0};

@@ -5,7 +5,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.objectcache.CachedObject;
@@ -334,9 +334,9 @@ public class FelixChurnIT extends NodeletTestSupport {
   private boolean driverRegistered(Bundle bundle, String driver) {
     ServiceReference<?>[] references = bundle.getRegisteredServices();
     return references != null && Stream.of(references)
-        .filter(r -> List.of((String[]) r.getProperty("objectClass")).contains(DraDriver.class.getName()))
+        .filter(r -> List.of((String[]) r.getProperty("objectClass")).contains(DeviceSnapshots.class.getName()))
         .anyMatch(r -> {
-          DraDriver service = (DraDriver) bundleContext.getService(r);
+          DeviceSnapshots service = (DeviceSnapshots) bundleContext.getService(r);
           try {
             return service != null && driver.equals(service.driverName());
           } finally {
@@ -449,7 +449,7 @@ public class FelixChurnIT extends NodeletTestSupport {
     await().atMost(WAIT).until(() -> service(DraStatus.class).drivers().stream()
         .map(d -> d.driverName() + "=" + d.state()).sorted().collect(Collectors.toList()),
         List.of(EXAMPLE_DRIVER + "=MONITORING", EXTERNAL_DRIVER + "=MONITORING")::equals);
-    assertEquals(2, bundleContext.getServiceReferences(DraDriver.class, null).size());
+    assertEquals(2, bundleContext.getServiceReferences(DeviceSnapshots.class, null).size());
     await().atMost(WAIT).until(() -> devices(EXAMPLE_DRIVER) == EXAMPLE_DEVICES
         && devices(EXTERNAL_DRIVER) == EXTERNAL_DEVICES);
     // the example driver is live: a change is published, and so is the way back

@@ -4,7 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
@@ -34,7 +34,7 @@ import org.osgi.service.cm.ConfigurationAdmin;
 /**
  * nodelet-dra-grpc in Felix with the example external driver as a real child process on real unix sockets: the
  * driver registers, its devices become this node's ResourceSlices, and stopping the bundle leaves no thread,
- * socket or DraDriver registration behind.
+ * socket or DeviceSnapshots registration behind.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -68,7 +68,7 @@ public class FelixDraGrpcIT extends NodeletTestSupport {
           "--plugins", plugins.toString(), "--name", DRIVER, "--devices", "3")
           .redirectErrorStream(true).redirectOutput(Path.of(registry + ".log").toFile()).start();
       try {
-        // registered: a DraDriver service of that name, and its devices published as this node's slices
+        // registered: a DeviceSnapshots service of that name, and its devices published as this node's slices
         await().atMost(WAIT).until(() -> driverServices().contains(DRIVER));
         await().atMost(WAIT).until(() -> client.await().resources(ResourceSlice.class)
             .withField("spec.nodeName", NODE_NAME).withField("spec.driver", DRIVER).list().getItems().stream()
@@ -102,7 +102,7 @@ public class FelixDraGrpcIT extends NodeletTestSupport {
   }
 
   private List<String> driverServices() throws Exception {
-    ServiceReference<?>[] refs = bundleContext.getAllServiceReferences(DraDriver.class.getName(), null);
+    ServiceReference<?>[] refs = bundleContext.getAllServiceReferences(DeviceSnapshots.class.getName(), null);
     return refs == null ? List.of() : Stream.of(refs)
         .filter(r -> r.getBundle().getSymbolicName().equals(GRPC_BUNDLE))
         .map(r -> String.valueOf(r.getProperty("nodelet.dra.driver"))).collect(Collectors.toList());

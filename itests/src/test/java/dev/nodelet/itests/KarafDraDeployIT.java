@@ -63,7 +63,7 @@ public class KarafDraDeployIT extends NodeletTestSupport {
   private static final String DRA_BUNDLE = "nodelet-dra";
   private static final String DRIVER_PID = "dev.nodelet.driver.example";
   private static final String DRIVER_BUNDLE = "nodelet-driver-example";
-  private static final String DRA_DRIVER = "dev.nodelet.dra.DraDriver";
+  private static final String DRA_DRIVER = "dev.nodelet.dra.DeviceSnapshots";
   private static final String DRIVER = "example.itest.nodelet.dev";
   private static final String POOL = "itest-pool";
   private static final int DEVICES = 3;
@@ -117,7 +117,7 @@ public class KarafDraDeployIT extends NodeletTestSupport {
       assertEquals(List.of(), slices.problems(System.getProperty(NODE_UID_PROPERTY)));
       Map<String, String> published = slices.identities();
 
-      // 2. the jar is overwritten: fileinstall updates the bundle, the DraDriver service goes and comes back,
+      // 2. the jar is overwritten: fileinstall updates the bundle, the DeviceSnapshots service goes and comes back,
       // and the slices stay exactly as they were (same names, UIDs and resourceVersions) past a grace period
       Bundle driverBundle = bundleContext.getBundle(bundleId);
       long lastModified = driverBundle.getLastModified();
@@ -135,7 +135,7 @@ public class KarafDraDeployIT extends NodeletTestSupport {
       await("no slice is created, updated or deleted").during(quiet).atMost(quiet.plus(WAIT))
           .untilAsserted(() -> assertEquals("slices during and after the update", published, slices.identities()));
 
-      // 3. the jar is removed: the slices stay for the grace period after the DraDriver service went away, then
+      // 3. the jar is removed: the slices stay for the grace period after the DeviceSnapshots service went away, then
       // they are deleted
       AtomicLong unregistered = new AtomicLong();
       ServiceListener listener = event -> {
@@ -152,7 +152,7 @@ public class KarafDraDeployIT extends NodeletTestSupport {
         bundleContext.removeServiceListener(listener);
       }
       long wentAway = unregistered.get();
-      assertNotEquals("the DraDriver service was unregistered", 0, wentAway);
+      assertNotEquals("the DeviceSnapshots service was unregistered", 0, wentAway);
       assertEquals(Optional.empty(), driverServiceId());
       assertEquals("the slices right after the driver went away", published, slices.identities());
       // every look that ended within the grace period (less a margin) sees them unchanged, however few looks a
@@ -200,14 +200,14 @@ public class KarafDraDeployIT extends NodeletTestSupport {
     return Stream.of(bundleContext.getBundles()).filter(b -> symbolicName.equals(b.getSymbolicName())).findFirst();
   }
 
-  /** The service.id of the newest DraDriver service for {@link #DRIVER}, if one is registered. */
+  /** The service.id of the newest DeviceSnapshots service for {@link #DRIVER}, if one is registered. */
   private Optional<Long> driverServiceId() throws Exception {
     ServiceReference<?>[] refs = bundleContext.getAllServiceReferences(DRA_DRIVER, "(driver.name=" + DRIVER + ")");
     if (refs == null) {
       return Optional.empty();
     }
     for (ServiceReference<?> ref : refs) {
-      assertEquals("the bundle of a DraDriver service for " + DRIVER, DRIVER_BUNDLE,
+      assertEquals("the bundle of a DeviceSnapshots service for " + DRIVER, DRIVER_BUNDLE,
           ref.getBundle().getSymbolicName());
     }
     return Stream.of(refs).map(r -> (Long) r.getProperty("service.id")).max(Long::compare);

@@ -4,7 +4,7 @@ import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
- * Receives the health reports of one {@link DraDriver#watchHealth} stream. Implemented by Nodelet; the methods
+ * Receives the health reports of one {@link DeviceHealthSource#watchHealth} stream. Implemented by Nodelet; the methods
  * return quickly and never block on I/O.
  *
  * @since 1.2

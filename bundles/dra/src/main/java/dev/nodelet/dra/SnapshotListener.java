@@ -4,7 +4,7 @@ import java.util.List;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
- * Receives the snapshots of one {@link DraDriver#subscribe subscription}. Implemented by the controller; the
+ * Receives the snapshots of one {@link DeviceSnapshots#subscribe subscription}. Implemented by the controller; the
  * methods return quickly and never block on I/O.
  */
 @ProviderType

@@ -2,7 +2,10 @@ package dev.nodelet.dra;
 
 import org.osgi.annotation.versioning.ConsumerType;
 
-/** The handle of one {@link DraDriver#subscribe subscription}. Implemented by drivers. */
+/**
+ * The handle of one stream ({@link DeviceSnapshots#subscribe}, {@link DeviceHealthSource#watchHealth}). Implemented by
+ * drivers.
+ */
 @ConsumerType
 public interface Subscription extends AutoCloseable {
 

@@ -1,6 +1,7 @@
 package dev.nodelet.dra.claims;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.ClaimPreparation;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.claims.internal.ClaimReconciler;
 import dev.nodelet.dra.claims.internal.ClaimsMetrics;
 import dev.nodelet.dra.claims.internal.FeatureGates;
@@ -21,8 +22,9 @@ import java.util.concurrent.ScheduledExecutorService;
 /**
  * Prepares the ResourceClaims of the pods of one node with their drivers, as the kubelet's DRA manager does; plain
  * Java, so that a driver can be tested without OSGi. Build it with {@link #builder}, {@link #start()} it, feed it
- * the node's pods ({@link #podUpdated}, {@link #podRemoved}) and the drivers ({@link #addDriver},
- * {@link #removeDriver}), and {@link #close()} it.
+ * the node's pods ({@link #podUpdated}, {@link #podRemoved}), the drivers that prepare claims ({@link #addDriver},
+ * {@link #removeDriver}) and those that report health ({@link #addHealthSource}, {@link #removeHealthSource}), and
+ * {@link #close()} it.
  *
  * <p>All work runs on one thread of the executor, so drivers are called one at a time. For each active pod (not
  * in a terminal phase and not being deleted) the manager resolves {@code spec.resourceClaims} ({@code
@@ -167,14 +169,24 @@ public final class ClaimManager implements ClaimStatus, AutoCloseable {
     work.podRemoved(pod);
   }
 
-  /** A driver registration; the newest registration of a name that prepares claims is the one called. */
-  public void addDriver(DraDriver driver) {
+  /** A driver that prepares claims; the newest registration of a name is the one called. */
+  public void addDriver(ClaimPreparation driver) {
     work.addDriver(driver);
   }
 
   /** A driver registration went away; its claims stay prepared and wait for the driver to come back. */
-  public void removeDriver(DraDriver driver) {
+  public void removeDriver(ClaimPreparation driver) {
     work.removeDriver(driver);
+  }
+
+  /** A driver that reports device health; the stream of the newest registration of a name is followed. */
+  public void addHealthSource(DeviceHealthSource source) {
+    work.addHealthSource(source);
+  }
+
+  /** A health source went away; with none of its name left, the driver's health is forgotten. */
+  public void removeHealthSource(DeviceHealthSource source) {
+    work.removeHealthSource(source);
   }
 
   /** Stops the work; the checkpoint stays, nothing is unprepared. */

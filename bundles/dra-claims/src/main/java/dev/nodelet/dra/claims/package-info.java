@@ -6,12 +6,12 @@
  * allocated and reserved for the pod it asks each driver of the allocation to prepare it, keeps the prepared
  * devices and CDI device IDs in a checkpoint file, writes the devices' health into the pods' status, and unprepares
  * the claim when no pod of the node uses it any more. The {@code nodelet-dra-claims} bundle runs it as a component (configuration PID
- * {@code dev.nodelet.dra.claims}) fed by the pod source and by every {@link dev.nodelet.dra.DraDriver} service that
- * {@linkplain dev.nodelet.dra.DraDriver#preparesClaims() prepares claims}, and registers {@link
+ * {@code dev.nodelet.dra.claims}) fed by the pod source, every {@link dev.nodelet.dra.ClaimPreparation} service and
+ * every {@link dev.nodelet.dra.DeviceHealthSource} service, and registers {@link
  * dev.nodelet.dra.claims.ClaimStatus} for the shell and for metrics.
  */
 @Export
-@Version("2.2.0")
+@Version("3.0.0")
 package dev.nodelet.dra.claims;
 
 import org.osgi.annotation.bundle.Export;

@@ -54,6 +54,7 @@ class ClaimManagerHealthTest {
         .executor(scheduler).build();
     managers.add(manager);
     manager.addDriver(gpu);
+    manager.addHealthSource(gpu);
     manager.start();
     scheduler.runDue();
     return manager;
@@ -165,14 +166,32 @@ class ClaimManagerHealthTest {
   }
 
   @Test
-  void aNewerRegistrationWithoutHealthClearsTheHealthTheOlderOneReported() {
+  void aRollingUpdateToADriverWithoutHealthClearsTheHealthTheOlderOneReported() {
     ClaimManager manager = manager();
     report("gpu-0", DeviceHealth.Health.HEALTHY, Duration.ofMinutes(5));
     assertThat(manager.health()).hasSize(1);
 
-    manager.addDriver(new dev.nodelet.testing.dra.PreparingDriver(GPU)); // a rolling update to a driver without health
+    manager.addDriver(new dev.nodelet.testing.dra.PreparingDriver(GPU)); // the newer one registers no health
+    scheduler.runDue();
+    assertThat(manager.health()).as("the older one still reports").hasSize(1);
+    manager.removeDriver(gpu);
+    manager.removeHealthSource(gpu);
     scheduler.runDue();
     assertThat(manager.health()).isEmpty();
+    assertThat(gpu.healthListener).as("its stream ended").isNull();
+  }
+
+  @Test
+  void aHealthSourceIsFollowedWithoutAClaimPreparationOfItsName() {
+    ClaimManager manager = manager();
+    TestDriver nic = new TestDriver("nic.example.com");
+    manager.addHealthSource(nic);
+    scheduler.runDue();
+    nic.report(new DeviceHealth("pool", "nic-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
+        Duration.ofMinutes(5), ""));
+    scheduler.runDue();
+    assertThat(manager.health()).extracting(DeviceHealthInfo::driver, DeviceHealthInfo::health)
+        .contains(tuple("nic.example.com", DeviceHealth.Health.UNHEALTHY));
   }
 
   @Test
@@ -180,11 +199,13 @@ class ClaimManagerHealthTest {
     ClaimManager manager = manager();
     TestDriver newer = new TestDriver(GPU);
     manager.addDriver(newer);
+    manager.addHealthSource(newer);
     newer.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
         Duration.ofMinutes(5), ""));
     scheduler.runDue();
 
     manager.removeDriver(gpu);
+    manager.removeHealthSource(gpu);
     scheduler.runDue();
     assertThat(newer.healthWatches).as("the newer stream was not restarted").hasValue(1);
     assertThat(newer.healthListener).isNotNull();

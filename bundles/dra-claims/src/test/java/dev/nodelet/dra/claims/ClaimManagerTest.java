@@ -60,6 +60,8 @@ class ClaimManagerTest {
     managers.add(manager);
     manager.addDriver(gpu);
     manager.addDriver(nic);
+    manager.addHealthSource(gpu);
+    manager.addHealthSource(nic);
     manager.start();
     scheduler.runDue();
     return manager;
@@ -293,6 +295,8 @@ class ClaimManagerTest {
         .containsExactly(tuple("gpu.example.com", "pool", "gpu-0"));
 
     manager.removeDriver(gpu);
+    assertThat(manager.health()).as("its health source is still registered").hasSize(1);
+    manager.removeHealthSource(gpu);
     assertThat(manager.health()).isEmpty();
   }
 

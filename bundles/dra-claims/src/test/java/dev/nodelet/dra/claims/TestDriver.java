@@ -2,6 +2,7 @@ package dev.nodelet.dra.claims;
 
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.PrepareResult;
 import dev.nodelet.dra.Subscription;
@@ -12,7 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** An in-process driver that prepares each claim with its allocated device, records every call and reports health. */
-final class TestDriver extends PreparingDriver {
+final class TestDriver extends PreparingDriver implements DeviceHealthSource {
 
   final List<String> calls = new CopyOnWriteArrayList<>();
   final AtomicInteger failPrepares = new AtomicInteger();

@@ -4,10 +4,11 @@ import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.runtime.ControllerOptions;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DraStatus;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.RegistrationFailures;
+import dev.nodelet.dra.SelfPublishedSlices;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.watch.Reflectors;
@@ -34,8 +35,9 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * The DRA node controller as a DS component: every {@link DraDriver} service is monitored while it is registered
- * (dynamic, greedy, any number). Its configuration goes through {@link LastGoodConfiguration}: a valid new one
+ * The DRA node controller as a DS component: every {@link DeviceSnapshots} service is monitored while it is
+ * registered (dynamic, greedy, any number), and the slices of every {@link SelfPublishedSlices} driver are left
+ * alone. Its configuration goes through {@link LastGoodConfiguration}: a valid new one
  * replaces the controller with one of the new options (the registered drivers move to it; the start-up grace period
  * keeps the published slices across the change), an invalid one is refused with an error naming the key and the
  * last good one stays. With an invalid first configuration it publishes nothing, registers no {@link DraStatus} and
@@ -57,8 +59,11 @@ public final class DraComponent implements DraStatus, MultiCollector {
   private final LastGoodConfiguration<DraConfiguration, ControllerOptions> configuration;
   private final Running<NodeResourcesController> controller = new Running<>();
   // the driver services, for a controller built after a configuration change
-  private final Running<NodeResourcesController>.Handed<DraDriver, DraDriver> drivers = controller.handing(
-      driver -> driver, NodeResourcesController::addDriver, NodeResourcesController::removeDriver);
+  private final Running<NodeResourcesController>.Handed<DeviceSnapshots, DeviceSnapshots> drivers =
+      controller.handing(driver -> driver, NodeResourcesController::addDriver, NodeResourcesController::removeDriver);
+  private final Running<NodeResourcesController>.Handed<SelfPublishedSlices, SelfPublishedSlices> selfPublished =
+      controller.handing(driver -> driver, NodeResourcesController::addSelfPublished,
+          NodeResourcesController::removeSelfPublished);
   /** Shared by the controllers built one after another, so that the counts go on. */
   private final DraMetrics metrics = new DraMetrics(this);
   /** Where drivers register (the gRPC folder): their failed registrations are listed with the drivers. */
@@ -97,6 +102,7 @@ public final class DraComponent implements DraStatus, MultiCollector {
         NodeResourcesController replacement = build(next);
         replacement.start();
         drivers.handTo(replacement);
+        selfPublished.handTo(replacement);
         controller.replace(replacement);
       });
     }
@@ -122,14 +128,25 @@ public final class DraComponent implements DraStatus, MultiCollector {
     return configuration.current();
   }
 
-  @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
+  @Reference(name = "driver", service = DeviceSnapshots.class, cardinality = ReferenceCardinality.MULTIPLE,
       policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
-  void addDriver(DraDriver driver) {
+  void addDriver(DeviceSnapshots driver) {
     drivers.add(driver);
   }
 
-  void removeDriver(DraDriver driver) {
+  void removeDriver(DeviceSnapshots driver) {
     drivers.remove(driver);
+  }
+
+  @Reference(name = "selfPublished", service = SelfPublishedSlices.class,
+      cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY)
+  void addSelfPublished(SelfPublishedSlices driver) {
+    selfPublished.add(driver);
+  }
+
+  void removeSelfPublished(SelfPublishedSlices driver) {
+    selfPublished.remove(driver);
   }
 
   @Reference(name = "registrationFailures", service = RegistrationFailures.class,

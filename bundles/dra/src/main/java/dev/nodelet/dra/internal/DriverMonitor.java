@@ -2,7 +2,7 @@ package dev.nodelet.dra.internal;
 
 import dev.nodelet.controller.Backoff;
 import dev.nodelet.controller.Scheduler;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
@@ -35,7 +35,7 @@ final class DriverMonitor {
     void failed(DriverMonitor monitor, Throwable cause, boolean retryable);
   }
 
-  private final DraDriver driver;
+  private final DeviceSnapshots driver;
   private final String driverName;
   private final Scheduler scheduler;
   private final Backoff backoff;
@@ -48,7 +48,7 @@ final class DriverMonitor {
   private Duration retryDelay; // guarded by lock: the delay of the pending retry, null when none is pending
   private int failuresInARow; // guarded by lock: retryable failures since the last snapshot
 
-  DriverMonitor(DraDriver driver, String driverName, Scheduler scheduler, Backoff backoff, Sink sink) {
+  DriverMonitor(DeviceSnapshots driver, String driverName, Scheduler scheduler, Backoff backoff, Sink sink) {
     this.driver = driver;
     this.driverName = driverName;
     this.scheduler = scheduler;
@@ -56,7 +56,7 @@ final class DriverMonitor {
     this.sink = sink;
   }
 
-  DraDriver driver() {
+  DeviceSnapshots driver() {
     return driver;
   }
 

@@ -1,9 +1,10 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.controller.Scheduler;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SelfPublishedSlices;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -45,14 +46,14 @@ final class DriverTable {
   record Leaving(long deadline, Scheduler.Task timer, Instant lastSnapshot, String lastError, boolean wipe) {
   }
 
-  final Map<String, List<DraDriver>> registered = new HashMap<>(); // newest last
+  final Map<String, List<DeviceSnapshots>> registered = new HashMap<>(); // newest last
   final Map<String, Active> active = new HashMap<>();
   final Map<String, Leaving> leaving = new HashMap<>();
   /** Drivers that write their own slices, with their registrations (newest last). */
-  final Map<String, List<DraDriver>> selfPublishing = new HashMap<>();
+  final Map<String, List<SelfPublishedSlices>> selfPublishing = new HashMap<>();
   final Map<String, String> errors = new HashMap<>();
   /** Driver services refused for their name, shown in the status until they go away. */
-  final Map<DraDriver, Rejected> rejected = new IdentityHashMap<>();
+  final Map<Object, Rejected> rejected = new IdentityHashMap<>();
   boolean closed;
   long startupDeadline;
 

@@ -5,8 +5,9 @@ import dev.nodelet.controller.ExecutorScheduler;
 import dev.nodelet.controller.RateLimiter;
 import dev.nodelet.controller.Scheduler;
 import dev.nodelet.controller.WorkQueue;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.SelfPublishedSlices;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.dra.runtime.ControllerOptions;
 import dev.nodelet.kube.watch.Reflector;
@@ -29,10 +30,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes the resources of the registered {@link DraDriver}s as {@code resource.k8s.io/v1} ResourceSlices of one
- * node: the kubelet's node resources controller ({@code noderesources.go}), on the v1 pool model, with validation
- * of driver data ({@link SnapshotSink}) and a grace period before the slices of a departed driver are deleted. It
- * changes only the slices it wrote ({@link NodeSlices}). This class keeps the registrations ({@link DriverTable});
+ * Publishes the resources of the registered {@link DeviceSnapshots} drivers as {@code resource.k8s.io/v1}
+ * ResourceSlices of one node: the kubelet's node resources controller ({@code noderesources.go}), on the v1 pool
+ * model, with validation of driver data ({@link SnapshotSink}) and a grace period before the slices of a departed
+ * driver are deleted. It changes only the slices it wrote ({@link NodeSlices}). This class keeps the registrations
+ * ({@link DriverTable});
  * {@link SliceSync} writes the slices.
  *
  * <p>Threads: one worker ({@link SliceSync}) syncs one driver at a time from a {@link WorkQueue}; the
@@ -106,34 +108,9 @@ public final class NodeResourcesController implements AutoCloseable {
   }
 
   /** A driver service appeared: it replaces an earlier registration of the same name and is monitored. */
-  public void addDriver(DraDriver driver) {
-    String name = null;
-    try {
-      name = driver.driverName();
-      DriverDataValidator.validateDriverName(name);
-    } catch (RuntimeException e) {
-      String error = e instanceof InvalidDriverDataException ? e.getMessage()
-          : "the driver service failed to tell its name: " + e;
-      LOG.error("DRA driver service {} rejected: {}", driver, error);
-      synchronized (table) {
-        if (!table.closed) {
-          String shown = name == null || name.isEmpty() ? "<no name>" : name;
-          table.rejected.put(driver, new DriverTable.Rejected(shown, error));
-        }
-      }
-      return;
-    }
-    if (driver.publishesOwnSlices()) {
-      synchronized (table) {
-        if (!table.closed) {
-          table.selfPublishing.computeIfAbsent(name, k -> new ArrayList<>()).add(driver);
-          DriverTable.Leaving returned = table.leaving.remove(name);
-          if (returned != null) {
-            returned.timer().cancel();
-          }
-        }
-      }
-      LOG.info("DRA driver {} publishes its own ResourceSlices; the controller leaves them alone", name);
+  public void addDriver(DeviceSnapshots driver) {
+    String name = validName(driver, driver::driverName);
+    if (name == null) {
       return;
     }
     DriverMonitor replaced;
@@ -158,23 +135,9 @@ public final class NodeResourcesController implements AutoCloseable {
    * A driver service went away: its monitor stops; another registration of the name takes over, else its slices
    * are deleted after the grace period unless the driver returns first.
    */
-  public void removeDriver(DraDriver driver) {
+  public void removeDriver(DeviceSnapshots driver) {
     synchronized (table) {
       if (table.rejected.remove(driver) != null) {
-        return;
-      }
-      String own = driver.driverName();
-      List<DraDriver> publishing = table.selfPublishing.get(own);
-      if (publishing != null && publishing.removeIf(d -> d == driver)) {
-        if (publishing.isEmpty()) {
-          table.selfPublishing.remove(own);
-          // as the kubelet does: the slices of a driver that is gone are wiped after the grace period
-          Duration grace = options.gracePeriod();
-          table.leaving.put(own, new DriverTable.Leaving(scheduler.nanoTime() + grace.toNanos(),
-              scheduler.schedule(() -> queue.add(own), grace), null, null, true));
-          LOG.info("DRA driver {} went away; its own slices are deleted in {} s unless it returns", own,
-              grace.toSeconds());
-        }
         return;
       }
     }
@@ -182,7 +145,7 @@ public final class NodeResourcesController implements AutoCloseable {
     DriverMonitor stopped;
     DriverMonitor started = null;
     synchronized (table) {
-      List<DraDriver> registrations = table.registered.get(name);
+      List<DeviceSnapshots> registrations = table.registered.get(name);
       DriverTable.Active current = table.active.get(name);
       if (registrations == null || !registrations.removeIf(d -> d == driver)
           || current == null || current.monitor.driver() != driver) {
@@ -206,6 +169,73 @@ public final class NodeResourcesController implements AutoCloseable {
       started.start();
     }
     queue.add(name);
+  }
+
+  /** A driver that writes its own slices appeared: the controller leaves them alone while it is registered. */
+  public void addSelfPublished(SelfPublishedSlices driver) {
+    String name = validName(driver, driver::driverName);
+    if (name == null) {
+      return;
+    }
+    synchronized (table) {
+      if (table.closed) {
+        return;
+      }
+      table.selfPublishing.computeIfAbsent(name, k -> new ArrayList<>()).add(driver);
+      DriverTable.Leaving returned = table.leaving.remove(name);
+      if (returned != null) {
+        returned.timer().cancel();
+      }
+    }
+    LOG.info("DRA driver {} publishes its own ResourceSlices; the controller leaves them alone", name);
+  }
+
+  /**
+   * A driver that writes its own slices went away: when it was the last registration of its name, its slices are
+   * deleted after the grace period unless it returns first.
+   */
+  public void removeSelfPublished(SelfPublishedSlices driver) {
+    synchronized (table) {
+      if (table.rejected.remove(driver) != null) {
+        return;
+      }
+      String own = driver.driverName();
+      List<SelfPublishedSlices> publishing = table.selfPublishing.get(own);
+      if (publishing == null || !publishing.removeIf(d -> d == driver) || !publishing.isEmpty()) {
+        return;
+      }
+      table.selfPublishing.remove(own);
+      if (table.closed) {
+        return;
+      }
+      // as the kubelet does: the slices of a driver that is gone are wiped after the grace period
+      Duration grace = options.gracePeriod();
+      table.leaving.put(own, new DriverTable.Leaving(scheduler.nanoTime() + grace.toNanos(),
+          scheduler.schedule(() -> queue.add(own), grace), null, null, true));
+      LOG.info("DRA driver {} went away; its own slices are deleted in {} s unless it returns", own,
+          grace.toSeconds());
+    }
+  }
+
+  /** The driver's name if the API accepts it; else the service is remembered as rejected and null returned. */
+  private String validName(Object service, Supplier<String> driverName) {
+    String name = null;
+    try {
+      name = driverName.get();
+      DriverDataValidator.validateDriverName(name);
+      return name;
+    } catch (RuntimeException e) {
+      String error = e instanceof InvalidDriverDataException ? e.getMessage()
+          : "the driver service failed to tell its name: " + e;
+      LOG.error("DRA driver service {} rejected: {}", service, error);
+      synchronized (table) {
+        if (!table.closed) {
+          String shown = name == null || name.isEmpty() ? "<no name>" : name;
+          table.rejected.put(service, new DriverTable.Rejected(shown, error));
+        }
+      }
+      return null;
+    }
   }
 
   /** Why the last sync of each driver failed, until one succeeds; for health checks. */
@@ -294,7 +324,7 @@ public final class NodeResourcesController implements AutoCloseable {
     LOG.info("DRA node controller for node {} stopped", nodeName);
   }
 
-  private DriverMonitor activate(String name, DraDriver driver) {
+  private DriverMonitor activate(String name, DeviceSnapshots driver) {
     DriverTable.Leaving returned = table.leaving.remove(name);
     if (returned != null) {
       returned.timer().cancel();

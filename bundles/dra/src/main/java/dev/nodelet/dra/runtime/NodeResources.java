@@ -1,7 +1,8 @@
 package dev.nodelet.dra.runtime;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
+import dev.nodelet.dra.SelfPublishedSlices;
 import dev.nodelet.dra.SliceSummary;
 import dev.nodelet.dra.internal.NodeResourcesController;
 import dev.nodelet.kube.watch.Reflectors;
@@ -14,7 +15,7 @@ import java.util.function.Supplier;
 
 /**
  * The DRA node controller without OSGi: publishes the devices of the drivers added to it as this node's
- * ResourceSlices, as the {@code nodelet-dra} bundle does for {@link DraDriver} services.
+ * ResourceSlices, as the {@code nodelet-dra} bundle does for {@link DeviceSnapshots} services.
  *
  * <pre>{@code
  * ManualScheduler time = new ManualScheduler();
@@ -45,13 +46,23 @@ public final class NodeResources implements AutoCloseable {
   }
 
   /** A driver to publish; a second driver of the same name takes over when the first is removed. */
-  public void addDriver(DraDriver driver) {
+  public void addDriver(DeviceSnapshots driver) {
     controller.addDriver(driver);
   }
 
   /** The driver went away: its slices stay for the grace period unless another driver of its name comes. */
-  public void removeDriver(DraDriver driver) {
+  public void removeDriver(DeviceSnapshots driver) {
     controller.removeDriver(driver);
+  }
+
+  /** A driver that writes its own slices of this node: they are left alone while it is registered. */
+  public void addSelfPublished(SelfPublishedSlices driver) {
+    controller.addSelfPublished(driver);
+  }
+
+  /** The driver that wrote its own slices went away: they are deleted after the grace period unless it returns. */
+  public void removeSelfPublished(SelfPublishedSlices driver) {
+    controller.removeSelfPublished(driver);
   }
 
   /** The last error of a driver's data or publishing, if any. */

@@ -181,7 +181,7 @@ class DraStatusTest {
         Optional.of("registration socket /reg/z-reg.sock did not answer"), Duration.ofSeconds(4), Duration.ZERO);
     dev.nodelet.dra.RegistrationFailures folder = () -> List.of(silent, refused);
     try {
-      component.addDriver(new TestDriver(GPU).publishingOwnSlices());
+      component.addSelfPublished(new TestDriver(GPU));
       component.addRegistrationFailures(folder);
       assertThat(component.drivers()).extracting(DriverStatus::driverName, DriverStatus::state).containsExactly(
           org.assertj.core.groups.Tuple.tuple("a.example.com", State.NOT_REGISTERED),

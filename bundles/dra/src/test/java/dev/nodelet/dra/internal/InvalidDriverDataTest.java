@@ -5,7 +5,7 @@ import dev.nodelet.dra.internal.NodeResourcesController;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
@@ -169,7 +169,7 @@ class InvalidDriverDataTest {
   void aDriverWithAnInvalidNameIsRefusedAndShownInTheStatusUntilItGoesAway() {
     TestDriver bad = new TestDriver("Bad_Driver.example.com");
     TestDriver tooLong = new TestDriver("d".repeat(64));
-    DraDriver nameless = new DraDriver() {
+    DeviceSnapshots nameless = new DeviceSnapshots() {
       @Override
       public String driverName() {
         throw new IllegalStateException("not configured");

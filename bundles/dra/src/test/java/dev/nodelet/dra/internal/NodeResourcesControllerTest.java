@@ -612,8 +612,8 @@ class NodeResourcesControllerTest {
     server.clearWrites();
 
     NodeResourcesController second = started();
-    TestDriver plugin = new TestDriver(GPU).publishingOwnSlices();
-    second.addDriver(plugin);
+    TestDriver plugin = new TestDriver(GPU);
+    second.addSelfPublished(plugin);
     assertThat(plugin.subscriptions).as("never subscribed").hasValue(0);
     time.advance(GRACE.multipliedBy(3));
     barrier.pass();
@@ -621,7 +621,7 @@ class NodeResourcesControllerTest {
     assertThat(second.driverStatuses()).anySatisfy(
         d -> assertThat(d.state()).isEqualTo(DriverStatus.State.SELF_PUBLISHING));
 
-    second.removeDriver(plugin);
+    second.removeSelfPublished(plugin);
     time.advance(GRACE.minusSeconds(1));
     barrier.pass();
     assertThat(slicesOf(GPU)).hasSize(1);

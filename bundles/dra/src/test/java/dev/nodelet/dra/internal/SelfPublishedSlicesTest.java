@@ -93,8 +93,8 @@ class SelfPublishedSlicesTest {
     assertThat(controller.driverStatuses()).as("not the controller's: not shown as leaving")
         .noneMatch(d -> d.driverName().equals(PLUGIN));
 
-    TestDriver plugin = new TestDriver(PLUGIN).publishingOwnSlices();
-    controller.addDriver(plugin);
+    TestDriver plugin = new TestDriver(PLUGIN);
+    controller.addSelfPublished(plugin);
     time.advance(GRACE.multipliedBy(3));
     assertUntouched(published);
     assertThat(controller.driverStatuses()).anySatisfy(d -> {
@@ -106,7 +106,7 @@ class SelfPublishedSlicesTest {
   @Test
   void aSlicePublishedAfterTheDriverRegistersIsNeverTouched() {
     startPastTheStartUpGracePeriod();
-    controller.addDriver(new TestDriver(PLUGIN).publishingOwnSlices());
+    controller.addSelfPublished(new TestDriver(PLUGIN));
     barrier.pass();
     ResourceSlice published = publishOwnSlice();
     await().until(() -> controller.slices().stream().anyMatch(s -> s.name().equals(SLICE)));
@@ -121,7 +121,7 @@ class SelfPublishedSlicesTest {
     time.advance(GRACE.multipliedBy(3)); // the driver registers late, as a slowly starting one does
     assertUntouched(published);
 
-    controller.addDriver(new TestDriver(PLUGIN).publishingOwnSlices());
+    controller.addSelfPublished(new TestDriver(PLUGIN));
     time.advance(GRACE.multipliedBy(3));
     assertUntouched(published);
   }
@@ -146,10 +146,10 @@ class SelfPublishedSlicesTest {
   @Test
   void onceTheDriverIsGoneForTheGracePeriodItsSlicesAreWipedAsTheKubeletDoes() {
     startPastTheStartUpGracePeriod();
-    TestDriver plugin = new TestDriver(PLUGIN).publishingOwnSlices();
-    controller.addDriver(plugin);
+    TestDriver plugin = new TestDriver(PLUGIN);
+    controller.addSelfPublished(plugin);
     ResourceSlice published = publishOwnSlice();
-    controller.removeDriver(plugin);
+    controller.removeSelfPublished(plugin);
     time.advance(GRACE.minusSeconds(1));
     assertUntouched(published);
 

@@ -1,33 +1,24 @@
 package dev.nodelet.dra.internal;
 
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SelfPublishedSlices;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A driver the test drives by hand: each call is one event of the current subscription's stream. */
-final class TestDriver implements DraDriver {
+/**
+ * A driver the test drives by hand: each call is one event of the current subscription's stream. Added with
+ * {@code addSelfPublished}, it stands for a kubelet plugin that writes its own slices.
+ */
+final class TestDriver implements DeviceSnapshots, SelfPublishedSlices {
 
   private final String name;
   private volatile SnapshotListener listener;
   private volatile List<Pool> onSubscribe;
   final AtomicInteger subscriptions = new AtomicInteger();
   final AtomicInteger closes = new AtomicInteger();
-
-  private volatile boolean ownSlices;
-
-  /** The driver says that it writes its own slices, as a kubelet DRA plugin does. */
-  TestDriver publishingOwnSlices() {
-    this.ownSlices = true;
-    return this;
-  }
-
-  @Override
-  public boolean publishesOwnSlices() {
-    return ownSlices;
-  }
 
   TestDriver(String name) {
     this.name = name;

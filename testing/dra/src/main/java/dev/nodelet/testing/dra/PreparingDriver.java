@@ -1,11 +1,9 @@
 package dev.nodelet.testing.dra;
 
 import dev.nodelet.dra.ClaimRef;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.ClaimPreparation;
 import dev.nodelet.dra.PrepareResult;
 import dev.nodelet.dra.PreparedDevice;
-import dev.nodelet.dra.SnapshotListener;
-import dev.nodelet.dra.Subscription;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,10 +11,10 @@ import java.util.Objects;
 
 /**
  * An in-process driver that prepares each claim with the devices of its allocation, each with the CDI device ID
- * {@code k8s.<driver>/device=<device>}, and publishes no slices. It does no I/O, so a measure of the claim manager
- * with it is the manager's own cost; a test extends it to record or fail calls.
+ * {@code k8s.<driver>/device=<device>}; it has no devices to publish and reports no health. It does no I/O, so a
+ * measure of the claim manager with it is the manager's own cost; a test extends it to record or fail calls.
  */
-public class PreparingDriver implements DraDriver {
+public class PreparingDriver implements ClaimPreparation {
 
   private final String name;
 
@@ -28,16 +26,6 @@ public class PreparingDriver implements DraDriver {
   @Override
   public String driverName() {
     return name;
-  }
-
-  @Override
-  public Subscription subscribe(SnapshotListener listener) {
-    return () -> { };
-  }
-
-  @Override
-  public boolean preparesClaims() {
-    return true;
   }
 
   @Override

@@ -1,7 +1,8 @@
 package dev.nodelet.dra.claims.internal;
 
 import dev.nodelet.controller.ExecutorScheduler;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.ClaimPreparation;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ContainerDevices;
 import dev.nodelet.dra.claims.DeviceHealthInfo;
@@ -142,13 +143,21 @@ public final class ClaimReconciler implements AutoCloseable {
     requestSync();
   }
 
-  public void addDriver(DraDriver driver) {
+  public void addDriver(ClaimPreparation driver) {
     drivers.add(driver);
     requestSync();
   }
 
-  public void removeDriver(DraDriver driver) {
+  public void removeDriver(ClaimPreparation driver) {
     drivers.remove(driver);
+  }
+
+  public void addHealthSource(DeviceHealthSource source) {
+    drivers.add(source);
+  }
+
+  public void removeHealthSource(DeviceHealthSource source) {
+    drivers.remove(source);
   }
 
   @Override

@@ -6,7 +6,8 @@ import static dev.nodelet.configuration.ConfigurationValues.within;
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.ClaimPreparation;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ClaimManager;
 import dev.nodelet.dra.claims.ClaimStatus;
@@ -38,8 +39,9 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * The claim manager as a DS component: a {@link PodListener} of the pod source, fed with every {@link DraDriver}
- * service (dynamic, greedy), and the {@link ClaimStatus} service. A valid new configuration replaces the claim
+ * The claim manager as a DS component: a {@link PodListener} of the pod source, fed with every
+ * {@link ClaimPreparation} and every {@link DeviceHealthSource} service (dynamic, greedy), and the
+ * {@link ClaimStatus} service. A valid new configuration replaces the claim
  * manager in place: the checkpoint carries the prepared claims across, and the new manager is given the pods and
  * drivers the component holds; an invalid one is refused naming the key and the last good one stays. With an invalid
  * first configuration it registers neither {@link PodListener} nor {@link ClaimStatus} and holds readiness until a
@@ -97,8 +99,10 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
   private final ClaimsMetrics metrics = new ClaimsMetrics(this);
   private final Running<ClaimManager> manager = new Running<>();
   // what the driver services and the pod source gave, for a manager built after a configuration change
-  private final Running<ClaimManager>.Handed<DraDriver, DraDriver> drivers =
+  private final Running<ClaimManager>.Handed<ClaimPreparation, ClaimPreparation> drivers =
       manager.handing(driver -> driver, ClaimManager::addDriver, ClaimManager::removeDriver);
+  private final Running<ClaimManager>.Handed<DeviceHealthSource, DeviceHealthSource> healthSources =
+      manager.handing(source -> source, ClaimManager::addHealthSource, ClaimManager::removeHealthSource);
   private final Running<ClaimManager>.Handed<String, Pod> pods =
       manager.handing(ClaimsComponent::key, ClaimManager::podUpdated, ClaimManager::podRemoved);
 
@@ -131,6 +135,7 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
         manager.stop();
         ClaimManager started = start(next);
         drivers.handTo(started);
+        healthSources.handTo(started);
         pods.handTo(started);
         manager.replace(started);
       });
@@ -160,14 +165,24 @@ public final class ClaimsComponent implements PodListener, ClaimStatus, MultiCol
     return configuration.current();
   }
 
-  @Reference(name = "driver", service = DraDriver.class, cardinality = ReferenceCardinality.MULTIPLE,
+  @Reference(name = "driver", service = ClaimPreparation.class, cardinality = ReferenceCardinality.MULTIPLE,
       policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
-  void addDriver(DraDriver driver) {
+  void addDriver(ClaimPreparation driver) {
     drivers.add(driver);
   }
 
-  void removeDriver(DraDriver driver) {
+  void removeDriver(ClaimPreparation driver) {
     drivers.remove(driver);
+  }
+
+  @Reference(name = "healthSource", service = DeviceHealthSource.class, cardinality = ReferenceCardinality.MULTIPLE,
+      policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+  void addHealthSource(DeviceHealthSource source) {
+    healthSources.add(source);
+  }
+
+  void removeHealthSource(DeviceHealthSource source) {
+    healthSources.remove(source);
   }
 
   @Override

@@ -2,7 +2,7 @@ package dev.nodelet.dra.claims.internal;
 
 import dev.nodelet.controller.Scheduler;
 import dev.nodelet.dra.DeviceHealth;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.claims.DeviceHealthInfo;
@@ -103,7 +103,7 @@ public final class HealthTracker implements AutoCloseable {
   }
 
   /** Follows this registration of the driver instead of any earlier one. */
-  public void follow(String driverName, DraDriver driver) {
+  public void follow(String driverName, DeviceHealthSource driver) {
     Stream stream = new Stream(driverName, driver);
     Stream previous;
     synchronized (lock) {
@@ -166,14 +166,14 @@ public final class HealthTracker implements AutoCloseable {
   /** One driver registration's stream and its retries; stale once another stream replaced it. */
   private final class Stream implements HealthListener {
     private final String driverName;
-    private final DraDriver driver;
+    private final DeviceHealthSource driver;
     private Subscription subscription; // guarded by lock
     private Scheduler.Task retryTimer; // guarded by lock
     private boolean stopped; // guarded by lock
     private boolean noHealth; // guarded by lock: the driver reports no health
     private int failures; // guarded by lock: retries since the stream last delivered a report
 
-    Stream(String driverName, DraDriver driver) {
+    Stream(String driverName, DeviceHealthSource driver) {
       this.driverName = driverName;
       this.driver = driver;
     }

@@ -1,7 +1,7 @@
 package dev.nodelet.dra.claims.internal;
 
 import dev.nodelet.dra.ClaimRef;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.ClaimPreparation;
 import dev.nodelet.dra.PrepareResult;
 import dev.nodelet.dra.PreparedDevice;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
@@ -57,7 +57,7 @@ final class PreparationStep {
       }
       Map<String, ClaimEntry> byUid = new LinkedHashMap<>();
       batch.forEach(e -> byUid.putIfAbsent(e.uid, e));
-      DraDriver driver = drivers.preparing(driverName);
+      ClaimPreparation driver = drivers.preparing(driverName);
       if (driver == null) {
         batch.forEach(e -> failures.fail(e.namespace, e.name, podUid, "DRA driver " + driverName
             + " is not registered or does not prepare claims"));
@@ -113,7 +113,7 @@ final class PreparationStep {
       if (batch.isEmpty()) {
         continue;
       }
-      DraDriver driver = drivers.preparing(driverName);
+      ClaimPreparation driver = drivers.preparing(driverName);
       if (driver == null) {
         batch.forEach(e -> {
           failed.add(e.key());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.nodelet.controller.DrivableScheduler;
 import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.testing.dra.PreparingDriver;
@@ -68,7 +69,7 @@ class HealthTrackerLoggingTest {
   }
 
   /** A driver whose health stream fails its first {@code failing} attempts, then reports. */
-  private static final class FailingHealthDriver extends PreparingDriver {
+  private static final class FailingHealthDriver extends PreparingDriver implements DeviceHealthSource {
     final AtomicInteger attempts = new AtomicInteger();
     final int failing;
     final CountDownLatch reported = new CountDownLatch(1);

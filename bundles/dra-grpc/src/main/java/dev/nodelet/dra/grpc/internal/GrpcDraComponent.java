@@ -5,7 +5,6 @@ import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.configuration.ServicePublisher;
-import dev.nodelet.dra.DraDriver;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.RegistrationFailures;
 import io.prometheus.metrics.core.metrics.Gauge;
@@ -25,8 +24,10 @@ import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Registers a {@link DraDriver} service for every external driver that registers through the folder. Its
- * configuration goes through {@link LastGoodConfiguration}: a valid new one restarts the folder watch and the
+ * Registers a service for every external driver that registers through the folder, under the {@code dev.nodelet.dra}
+ * roles the driver has (a kubelet plugin: ClaimPreparation, SelfPublishedSlices and, when it advertises health,
+ * DeviceHealthSource; a Nodelet snapshot driver: DeviceSnapshots). Its configuration goes through
+ * {@link LastGoodConfiguration}: a valid new one restarts the folder watch and the
  * connections in place (the drivers are withdrawn and registered again, which the controller's grace period
  * absorbs); an unchanged or invalid one leaves the drivers registered; with an invalid first one it watches nothing
  * and holds readiness until a valid one comes. The component is the {@link MultiCollector} of the registered
@@ -142,7 +143,7 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
     Registrar registrar = new Registrar(transport, settings.handshakeTimeout(), settings.callTimeout());
     RegistrationWatcher watcher = new RegistrationWatcher(settings.folder(), settings.pollInterval(),
         settings.withdrawAfter(), registrar, (driver, socket) -> {
-          ServicePublisher.Registration registration = publisher.register(List.of(DraDriver.class.getName()),
+          ServicePublisher.Registration registration = publisher.register(driver.roles(),
               driver, Map.of(DRIVER_NAME_PROPERTY, driver.driverName(),
                   ENDPOINT_PROPERTY, driver.endpoint().toString(),
                   REGISTRATION_PROPERTY, socket.toString(),

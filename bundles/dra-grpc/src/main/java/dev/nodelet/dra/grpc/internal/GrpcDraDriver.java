@@ -1,6 +1,7 @@
 package dev.nodelet.dra.grpc.internal;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.grpc.v1.DRAPluginGrpc;
@@ -12,13 +13,15 @@ import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One registered external driver as a {@link DraDriver}: every subscription is one {@code ListAndWatchResources}
+ * One registered external driver that streams its devices to Nodelet, as a {@link DeviceSnapshots} service: every
+ * subscription is one {@code ListAndWatchResources}
  * call on a channel of its own, so a failed call leaves no connection state behind for the next attempt.
  */
-final class GrpcDraDriver extends RegisteredDriver {
+final class GrpcDraDriver extends RegisteredDriver implements DeviceSnapshots {
 
   private final Transport transport;
   /** System.nanoTime() when the driver's stream last failed to connect with no snapshot since; 0 when reachable. */
@@ -27,6 +30,11 @@ final class GrpcDraDriver extends RegisteredDriver {
   GrpcDraDriver(String driverName, Path endpoint, Transport transport) {
     super(driverName, endpoint);
     this.transport = transport;
+  }
+
+  @Override
+  public List<String> roles() {
+    return List.of(DeviceSnapshots.class.getName());
   }
 
   @Override

@@ -3,11 +3,14 @@ package dev.nodelet.dra.grpc.internal;
 import dev.nodelet.controller.Backoff;
 import dev.nodelet.controller.ExecutorScheduler;
 import dev.nodelet.controller.Scheduler;
+import dev.nodelet.dra.ClaimPreparation;
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.PrepareResult;
 import dev.nodelet.dra.PreparedDevice;
+import dev.nodelet.dra.SelfPublishedSlices;
 import dev.nodelet.dra.Subscription;
 import dev.nodelet.dra.grpc.kubelet.dra.v1.Claim;
 import dev.nodelet.dra.grpc.kubelet.dra.v1.DRAPluginGrpc;
@@ -34,7 +37,8 @@ import java.util.function.Function;
  * {@code k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin} (or {@code v1beta1}, which has no share IDs) and optionally
  * {@code DRAResourceHealth} on its endpoint. One channel per plugin, which grpc-java reconnects after a loss.
  */
-final class KubeletPlugin extends RegisteredDriver {
+final class KubeletPlugin extends RegisteredDriver
+    implements ClaimPreparation, DeviceHealthSource, SelfPublishedSlices {
 
   static final String V1 = "v1.DRAPlugin";
   static final String V1BETA1 = "v1beta1.DRAPlugin";
@@ -101,22 +105,16 @@ final class KubeletPlugin extends RegisteredDriver {
     return Backoff.exponential(initial, cap.compareTo(initial) < 0 ? initial : cap).build();
   }
 
+  /**
+   * Its own slices and claim preparation always; health only when the plugin advertised a health service. Never
+   * {@code DeviceSnapshots}: a kubelet plugin reports no devices to Nodelet.
+   */
   @Override
-  public boolean publishesOwnSlices() {
-    return true;
-  }
-
-  @Override
-  public boolean preparesClaims() {
-    return true;
-  }
-
-  /** Kubelet plugins report no devices to Nodelet: they write their slices themselves. */
-  @Override
-  public Subscription subscribe(dev.nodelet.dra.SnapshotListener listener) {
-    listener.onError(new UnsupportedOperationException("DRA driver " + driverName
-        + " publishes its own ResourceSlices"), false);
-    return () -> { };
+  public List<String> roles() {
+    return health == null
+        ? List.of(ClaimPreparation.class.getName(), SelfPublishedSlices.class.getName())
+        : List.of(ClaimPreparation.class.getName(), SelfPublishedSlices.class.getName(),
+            DeviceHealthSource.class.getName());
   }
 
   @Override
@@ -178,8 +176,8 @@ final class KubeletPlugin extends RegisteredDriver {
   }
 
   /**
-   * Watches the advertised health service; {@code null} when the plugin advertised none, so it is never called for
-   * health. "Unimplemented" does not end the watch: see {@link HealthWatch}.
+   * Watches the advertised health service; {@code null} when the plugin advertised none (it is then not registered
+   * as a {@link DeviceHealthSource}). "Unimplemented" does not end the watch: see {@link HealthWatch}.
    */
   @Override
   public Subscription watchHealth(HealthListener listener) {

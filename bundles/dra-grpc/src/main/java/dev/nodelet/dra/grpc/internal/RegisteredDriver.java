@@ -1,11 +1,14 @@
 package dev.nodelet.dra.grpc.internal;
 
-import dev.nodelet.dra.DraDriver;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
-/** A driver that passed the registration handshake; closed when its registration socket goes away. */
-abstract class RegisteredDriver implements DraDriver, AutoCloseable {
+/**
+ * A driver that passed the registration handshake; closed when its registration socket goes away. It is registered
+ * as one service under the role interfaces of {@code dev.nodelet.dra} that it has ({@link #roles()}).
+ */
+abstract class RegisteredDriver implements AutoCloseable {
 
   final String driverName;
   final Path endpoint;
@@ -15,7 +18,6 @@ abstract class RegisteredDriver implements DraDriver, AutoCloseable {
     this.endpoint = endpoint;
   }
 
-  @Override
   public final String driverName() {
     return driverName;
   }
@@ -24,6 +26,9 @@ abstract class RegisteredDriver implements DraDriver, AutoCloseable {
   public final Path endpoint() {
     return endpoint;
   }
+
+  /** The names of the role interfaces the driver's service is registered under. */
+  public abstract List<String> roles();
 
   /** The protocol chosen from the driver's supported versions, e.g. {@code v1.DRAPlugin}. */
   public abstract String protocol();

@@ -58,7 +58,7 @@ class CallTimeoutTest {
       Silent plugin = new Silent();
       FakeDriver driver = folders.closeLater(new FakeDriver(folders.registry.resolve("gpu.example.com-reg.sock"),
           endpoint, info, "rw-------", "rw-------", plugin.bindService()));
-      RegisteredDriver registered = new Registrar(folders.transport, Duration.ofSeconds(5),
+      KubeletPlugin registered = (KubeletPlugin) new Registrar(folders.transport, Duration.ofSeconds(5),
           settings(Map.of("call.timeout.millis", 300)).callTimeout()).register(driver.registrationSocket);
 
       long start = System.nanoTime();

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.dra.ClaimRef;
 import dev.nodelet.dra.DeviceHealth;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.HealthListener;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.PrepareResult;
@@ -75,7 +75,7 @@ class ExampleDriverProcessTest {
           DriverFolders folders = new DriverFolders(temp)) {
         controller.start();
         folders.startWatcher(Duration.ofSeconds(2), (driver, socket) -> {
-          DraDriver recorded = recorder.wrap(driver);
+          DeviceSnapshots recorded = recorder.wrap((DeviceSnapshots) driver);
           controller.addDriver(recorded);
           return () -> controller.removeDriver(recorded);
         });
@@ -139,8 +139,8 @@ class ExampleDriverProcessTest {
     final List<String> retryableFailures = new CopyOnWriteArrayList<>();
     final List<String> nonRetryableFailures = new CopyOnWriteArrayList<>();
 
-    DraDriver wrap(DraDriver driver) {
-      return new DraDriver() {
+    DeviceSnapshots wrap(DeviceSnapshots driver) {
+      return new DeviceSnapshots() {
         @Override
         public String driverName() {
           return driver.driverName();
@@ -182,8 +182,13 @@ class ExampleDriverProcessTest {
         DriverFolders folders = new DriverFolders(temp)) {
       manager.start();
       folders.startWatcher(Duration.ofSeconds(20), (driver, socket) -> {
-        manager.addDriver(driver);
-        return () -> manager.removeDriver(driver);
+        KubeletPlugin plugin = (KubeletPlugin) driver; // registered as ClaimPreparation and DeviceHealthSource
+        manager.addDriver(plugin);
+        manager.addHealthSource(plugin);
+        return () -> {
+          manager.removeDriver(plugin);
+          manager.removeHealthSource(plugin);
+        };
       });
       Process first = startKubeletDriver(server, folders, log);
 

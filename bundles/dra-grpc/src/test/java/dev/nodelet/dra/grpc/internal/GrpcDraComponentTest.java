@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.configuration.RecordingPublisher;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +44,7 @@ class GrpcDraComponentTest {
   }
 
   private List<String> drivers() {
-    return registry.services(DraDriver.class).stream().map(DraDriver::driverName).toList();
+    return registry.services(DeviceSnapshots.class).stream().map(DeviceSnapshots::driverName).toList();
   }
 
   @Test
@@ -102,13 +102,13 @@ class GrpcDraComponentTest {
         Map.of());
     assertThat(component.settings().orElseThrow().pollInterval().toMillis()).isEqualTo(50);
     assertThat(registry.history).as("nothing withdrawn, no health check")
-        .containsExactly("register [dev.nodelet.dra.DraDriver]");
+        .containsExactly("register [dev.nodelet.dra.DeviceSnapshots]");
 
     component.modified(config(Map.of("registration.folder", folder.toString(), "poll.interval.millis", 60)),
         Map.of());
     assertThat(component.settings().orElseThrow().pollInterval().toMillis()).isEqualTo(60);
-    await().until(() -> registry.history.equals(List.of("register [dev.nodelet.dra.DraDriver]",
-        "unregister [dev.nodelet.dra.DraDriver]", "register [dev.nodelet.dra.DraDriver]")));
+    await().until(() -> registry.history.equals(List.of("register [dev.nodelet.dra.DeviceSnapshots]",
+        "unregister [dev.nodelet.dra.DeviceSnapshots]", "register [dev.nodelet.dra.DeviceSnapshots]")));
 
     component.deactivate();
     component = null;

@@ -76,8 +76,8 @@ class KubeletPluginTest {
         "rw-------", "rw-------", services));
   }
 
-  private RegisteredDriver registered(FakeDriver driver) {
-    return folders.registered(driver);
+  private KubeletPlugin registered(FakeDriver driver) {
+    return (KubeletPlugin) folders.registered(driver);
   }
 
   /** Prepares every claim with one device, fails claims named "broken"; records the calls. */
@@ -119,10 +119,10 @@ class KubeletPluginTest {
     FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1beta1.DRAPlugin"),
         plugin.bindService());
 
-    RegisteredDriver registered = registered(driver);
+    KubeletPlugin registered = registered(driver);
     assertThat(registered.protocol()).isEqualTo("v1.DRAPlugin");
-    assertThat(registered.publishesOwnSlices()).isTrue();
-    assertThat(registered.preparesClaims()).isTrue();
+    assertThat(registered.roles()).as("no devices to Nodelet, no health service advertised").containsExactly(
+        "dev.nodelet.dra.ClaimPreparation", "dev.nodelet.dra.SelfPublishedSlices");
     assertThat(driver.statuses).containsExactly(RegistrationStatus.newBuilder().setPluginRegistered(true).build());
 
     ClaimRef broken = new ClaimRef("default", "broken", "uid-2");
@@ -152,7 +152,7 @@ class KubeletPluginTest {
     };
     FakeDriver driver = serve("nic.example.com", List.of("v1beta1.DRAPlugin"), plugin.bindService());
 
-    RegisteredDriver registered = registered(driver);
+    KubeletPlugin registered = registered(driver);
     assertThat(registered.protocol()).isEqualTo("v1beta1.DRAPlugin");
     assertThat(registered.prepare(List.of(CLAIM)).get("uid-1").devices()).containsExactly(
         new PreparedDevice(List.of(), "p", "nic-0", List.of("k8s.nic.example.com/device=nic-0"), null));
@@ -172,7 +172,7 @@ class KubeletPluginTest {
   @Test
   void aPluginThatIsGoneFailsPrepareWithAnErrorNamingIt() throws Exception {
     FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin"), new Plugin().bindService());
-    RegisteredDriver registered = registered(driver);
+    KubeletPlugin registered = registered(driver);
     driver.close();
 
     assertThatThrownBy(() -> registered.prepare(List.of(CLAIM)))
@@ -216,7 +216,7 @@ class KubeletPluginTest {
     Health health = new Health(0, "ECC errors");
     FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
         new Plugin().bindService(), health.bindService());
-    RegisteredDriver registered = registered(driver);
+    KubeletPlugin registered = registered(driver);
     assertThat(registered.prepare(List.of(CLAIM))).containsKey("uid-1");
     Recorder recorder = new Recorder();
     folders.closeLater(registered.watchHealth(recorder));
@@ -265,8 +265,9 @@ class KubeletPluginTest {
     Health health = new Health(0, "not advertised");
     FakeDriver driver = serve("nic.example.com", List.of("v1.DRAPlugin"), new Plugin().bindService(),
         health.bindService());
-    RegisteredDriver registered = registered(driver);
+    KubeletPlugin registered = registered(driver);
 
+    assertThat(registered.roles()).doesNotContain("dev.nodelet.dra.DeviceHealthSource");
     assertThat(registered.watchHealth(new Recorder())).isNull();
     // a call would have arrived by the time prepare answers on the same connection
     assertThat(registered.prepare(List.of(CLAIM))).containsKey("uid-1");
@@ -304,7 +305,7 @@ class KubeletPluginTest {
     Health health = new Health(1, "ECC errors");
     FakeDriver driver = serve("gpu.example.com", List.of("v1.DRAPlugin", "v1.DRAResourceHealth"),
         new Plugin().bindService(), health.bindService());
-    RegisteredDriver registered = registered(driver);
+    KubeletPlugin registered = registered(driver);
     Subscription first = registered.watchHealth(new Recorder());
     // "Unimplemented" has arrived: the plugin's back-off runs
     await().until(() -> ((KubeletPlugin) registered).healthRetryInNanos() > 0);

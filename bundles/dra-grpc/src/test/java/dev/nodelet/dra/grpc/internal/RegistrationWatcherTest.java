@@ -65,7 +65,7 @@ class RegistrationWatcherTest {
 
   private RecordingListener subscribe(FakeDriver driver) {
     RecordingListener listener = new RecordingListener();
-    closeLater(folders.registered(driver).subscribe(listener));
+    closeLater(((GrpcDraDriver) folders.registered(driver)).subscribe(listener));
     return listener;
   }
 
@@ -312,7 +312,7 @@ class RegistrationWatcherTest {
     RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
         new Registrar(folders.transport, Duration.ofSeconds(2)), (registered, socket) -> {
           RecordingListener listener = new RecordingListener();
-          Subscription subscription = registered.subscribe(listener);
+          Subscription subscription = ((GrpcDraDriver) registered).subscribe(listener);
           subscriptions.add(subscription);
           published.put(socket, registered);
           return () -> {

@@ -3,8 +3,9 @@ package dev.nodelet.driver.example.internal;
 import dev.nodelet.configuration.ConfigurationValues;
 import dev.nodelet.configuration.LastGoodConfiguration;
 import dev.nodelet.configuration.ServicePublisher;
+import dev.nodelet.dra.ClaimPreparation;
 import dev.nodelet.dra.ClaimRef;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.PrepareResult;
 import dev.nodelet.dra.PreparedDevice;
@@ -57,11 +58,12 @@ import org.slf4j.LoggerFactory;
  * {@code k8s.<driver>/device=<device>}; preparing again returns the same devices, and unpreparing forgets them.
  */
 // the driver service is registered from code, once a valid configuration is in force: declared for resolvers
-@Capability(namespace = "osgi.service", attribute = "objectClass:List<String>=\"dev.nodelet.dra.DraDriver\"")
+@Capability(namespace = "osgi.service",
+    attribute = "objectClass:List<String>=\"dev.nodelet.dra.DeviceSnapshots,dev.nodelet.dra.ClaimPreparation\"")
 @Component(configurationPid = ExampleDriver.PID, configurationPolicy = ConfigurationPolicy.REQUIRE,
     service = MultiCollector.class, immediate = true)
 @Designate(ocd = ExampleDriverConfiguration.class, factory = true)
-public final class ExampleDriver implements DraDriver, MultiCollector {
+public final class ExampleDriver implements DeviceSnapshots, ClaimPreparation, MultiCollector {
 
   public static final String PID = "dev.nodelet.driver.example";
 
@@ -95,7 +97,7 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
     // the PID of this factory configuration, e.g. dev.nodelet.driver.example~gpu, so that messages name it
     String pid = String.valueOf(properties.getOrDefault("service.pid", PID));
     this.configuration = LastGoodConfiguration.waiting(pid, "the example driver " + driverName, this::pools,
-        publisher).publishing(this, Map.of(), DraDriver.class);
+        publisher).publishing(this, Map.of(), DeviceSnapshots.class, ClaimPreparation.class);
     modified(config, properties);
   }
 
@@ -136,11 +138,6 @@ public final class ExampleDriver implements DraDriver, MultiCollector {
     listeners.add(listener);
     listener.onSnapshot(current().pools());
     return () -> listeners.remove(listener);
-  }
-
-  @Override
-  public boolean preparesClaims() {
-    return true;
   }
 
   /** Prepares the devices of its pool that the claims were allocated; a device it does not have fails the claim. */

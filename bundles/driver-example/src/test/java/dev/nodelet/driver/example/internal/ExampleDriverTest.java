@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.configuration.RecordingPublisher;
-import dev.nodelet.dra.DraDriver;
+import dev.nodelet.dra.ClaimPreparation;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.SnapshotListener;
 import dev.nodelet.dra.runtime.NodeResources;
@@ -131,13 +132,15 @@ class ExampleDriverTest {
     assertThat(registry.health()).isEqualTo("CRITICAL the example driver gpu.example.com waits for a valid"
         + " configuration dev.nodelet.driver.example~gpu: device.count: must be between 0 and 10000, was -1; correct"
         + " it (etc/dev.nodelet.driver.example-gpu.cfg)");
-    assertThat(registry.services(DraDriver.class)).isEmpty();
+    assertThat(registry.services(DeviceSnapshots.class)).isEmpty();
+    assertThat(registry.services(ClaimPreparation.class)).isEmpty();
     assertThat(driver.collect().stream().map(m -> m.getMetadata().getName())).as("metrics meanwhile")
         .contains("nodelet_example_driver_prepared_claims");
 
     driver.modified(config(Map.of("device.count", 2)), properties);
     assertThat(registry.healthCheck()).isEmpty();
-    assertThat(registry.services(DraDriver.class)).containsExactly(driver);
+    assertThat(registry.services(DeviceSnapshots.class)).as("one service under both roles").containsExactly(driver);
+    assertThat(registry.services(ClaimPreparation.class)).containsExactly(driver);
     Recording recorder = new Recording();
     driver.subscribe(recorder);
     assertThat(recorder.snapshots).singleElement().satisfies(pools -> assertThat(pools.get(0).devices()).hasSize(2));
@@ -201,7 +204,6 @@ class ExampleDriverTest {
         new dev.nodelet.dra.ClaimRef("default", "ok", "uid-1", List.of(mine)),
         new dev.nodelet.dra.ClaimRef("default", "bad", "uid-2", List.of(foreign))));
 
-    assertThat(driver.preparesClaims()).isTrue();
     assertThat(results.get("uid-1").devices()).containsExactly(new dev.nodelet.dra.PreparedDevice(List.of("gpu"),
         "node-a", "dev-1", List.of("k8s.gpu.example.com/device=dev-1"), null));
     assertThat(results.get("uid-2").error()).isEqualTo("device node-a/dev-9 is not a device of pool node-a");
