@@ -6,26 +6,19 @@ import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.claims.ClaimInfo;
 import dev.nodelet.dra.claims.ContainerDevices;
 import dev.nodelet.dra.claims.DeviceHealthInfo;
-import dev.nodelet.dra.claims.internal.PodAdmission.Admitted;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Queue;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -38,9 +31,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The claim manager's work, one task at a time on its executor: load the checkpoint, then per pod sync validate and
- * record the pod's claims (checkpoint written before any driver call), prepare them, and unprepare the claims no
- * active pod uses. The state lives on the executor's thread; pods and drivers are fed from any thread.
+ * The claim manager's work, one task at a time on its executor: load the checkpoint, then per sync move the pods on
+ * through the {@link PreparationPipeline} (claims validated and recorded, checkpoint written before any driver call,
+ * prepared), and unprepare the claims no active pod uses. The state lives on the executor's thread; pods and drivers
+ * are fed from any thread.
  */
 public final class ClaimReconciler implements AutoCloseable {
 
@@ -59,10 +53,9 @@ public final class ClaimReconciler implements AutoCloseable {
   private final WakeUps wakeUps;
   private final Drivers drivers;
   private final Failures failures;
-  private final PodAdmission admission;
   private final PreparationStep step;
+  private final PreparationPipeline pipeline;
   private final java.time.Clock clock;
-  private final Executor io;
   private final ExecutorService ownIo; // null when the io executor is not the manager's own
   private final ExecutorService ownWrites; // the checkpoint writes, apart from the reads; null as ownIo
   private final CheckpointWriter writer;
@@ -71,14 +64,9 @@ public final class ClaimReconciler implements AutoCloseable {
   private final Map<String, Pod> activePods = new ConcurrentHashMap<>();
   private final Set<String> removedPods = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean syncQueued = new AtomicBoolean();
-  private final Queue<PodAdmission.Validated> read = new ConcurrentLinkedQueue<>(); // claims read by the io executor
 
   // the executor's thread only
   private final Map<String, ClaimEntry> cache = new TreeMap<>();
-  private final Map<String, String> preparedPods = new HashMap<>(); // pod UID -> resourceVersion prepared
-  private final Map<String, Pod> inFlight = new HashMap<>(); // pod UID -> pod being read, recorded or prepared
-  private final List<Stage> recording = new ArrayList<>(); // recorded, waiting for their checkpoint write
-  private final List<Stage> reporting = new ArrayList<>(); // prepared, waiting for their checkpoint write
   private boolean swept;
   private volatile boolean loaded;
 
@@ -103,7 +91,7 @@ public final class ClaimReconciler implements AutoCloseable {
     // claim reads (several at a time) and checkpoint writes; with an executor given, on it unless told otherwise
     this.ownIo = s.io() == null && ownExecutor ? IoPools.pool("nodelet-dra-claims-read-", IO_THREADS) : null;
     this.ownWrites = ownIo == null ? null : IoPools.pool("nodelet-dra-claims-checkpoint-", 1);
-    this.io = s.io() != null ? s.io() : ownIo != null ? ownIo : executor;
+    Executor io = s.io() != null ? s.io() : ownIo != null ? ownIo : executor;
     this.writer = new CheckpointWriter(checkpoint::store, ownWrites != null ? ownWrites : io,
         "checkpoint " + checkpoint.file());
     this.health = new HealthTracker(clock, ExecutorScheduler.on(executor, "the DRA claim manager"), s.healthRetry(),
@@ -112,8 +100,10 @@ public final class ClaimReconciler implements AutoCloseable {
     this.wakeUps = new WakeUps(clock, executor, guarded(this::requestSync));
     this.drivers = new Drivers(health);
     this.failures = new Failures(clock, s.retryInitial(), s.retryMax());
-    this.admission = new PodAdmission(new ClaimValidation(s.client(), drivers, gates), gates, failures);
     this.step = new PreparationStep(drivers, failures);
+    this.pipeline = new PreparationPipeline(activePods, cache,
+        new PodAdmission(new ClaimValidation(s.client(), drivers, gates), gates, failures), step, failures, writer,
+        this::writeCheckpoint, io, this::requestSync);
   }
 
   public void start() {
@@ -304,13 +294,7 @@ public final class ClaimReconciler implements AutoCloseable {
   private void sync() {
     try {
       Instant now = clock.instant();
-      // a pipeline: reads run on the io executor, several at a time; each stage's checkpoint write runs there too,
-      // coalesced, while this thread goes on; a stage continues once its write is on disk
-      admitRead();
-      startReads(now);
-      prepareRecorded();
-      reportPrepared();
-      preparedPods.keySet().removeIf(uid -> !activePods.containsKey(uid));
+      pipeline.advance(now);
       failures.keepPods(activePods::containsKey);
       failures.clearIf(f -> f.podUid() != null && !activePods.containsKey(f.podUid())
           && !cache.containsKey(f.key()));
@@ -322,148 +306,11 @@ public final class ClaimReconciler implements AutoCloseable {
       publishView();
       Optional<Instant> retry = failures.nextRetry();
       // a failure due now whose pod is being read or written again is settled when that ends, which syncs
-      if (inFlight.isEmpty() || retry.isEmpty() || retry.get().isAfter(clock.instant())) {
+      if (!pipeline.busy() || retry.isEmpty() || retry.get().isAfter(clock.instant())) {
         wakeUps.retryAt(retry);
       }
       wakeUps.expiryAt(health.nextExpiry());
     }
-  }
-
-  /** Every pod due whose claims are not being read, recorded or prepared: its claims are read on the io executor. */
-  private void startReads(Instant now) {
-    List<Pod> pods = new ArrayList<>(activePods.values());
-    pods.sort(Comparator.comparing(p -> p.getMetadata().getUid()));
-    for (Pod pod : pods) {
-      String uid = pod.getMetadata().getUid();
-      if (!PodClaims.isActive(pod) || String.valueOf(pod.getMetadata().getResourceVersion()).equals(preparedPods.get(uid))
-          || failures.podWaits(uid, now) || inFlight.containsKey(uid)) {
-        continue;
-      }
-      inFlight.put(uid, pod);
-      try {
-        io.execute(() -> {
-          read.add(admission.validate(pod));
-          requestSync();
-        });
-      } catch (RejectedExecutionException e) {
-        inFlight.remove(uid); // closed
-      }
-    }
-  }
-
-  /** The pods whose claims were read: recorded in the cache, then in the checkpoint before any driver call. */
-  private void admitRead() {
-    List<Admitted> admitted = new ArrayList<>();
-    boolean recorded = false;
-    for (PodAdmission.Validated v; (v = read.poll()) != null; ) {
-      String uid = v.pod().getMetadata().getUid();
-      Pod current = activePods.get(uid);
-      Admitted a = null;
-      if (current == null || !PodClaims.isActive(current)) {
-        LOG.debug("Pod {} is no longer active; its claims are not prepared", uid);
-      } else if (v.unexpected() != null) {
-        LOG.error("Checking the claims of pod {} failed; they are checked again at the next change", uid,
-            v.unexpected());
-      } else if (v.error() != null) {
-        failures.fail(v.pod().getMetadata().getNamespace(), v.error().claimName, uid, v.error().getMessage());
-      } else {
-        a = admission.admit(v, cache);
-      }
-      if (a == null) {
-        inFlight.remove(uid);
-      } else {
-        admitted.add(a);
-        recorded |= a.recorded();
-      }
-    }
-    if (!admitted.isEmpty()) { // pods are recorded on disk before any driver call
-      recording.add(stage(admitted, recorded || writer.failed() ? writeCheckpoint() : writer.durable()));
-    }
-  }
-
-  /** The pods whose record is on disk: their drivers are called, and the devices written. */
-  private void prepareRecorded() {
-    List<Admitted> prepared = new ArrayList<>();
-    boolean changed = false;
-    for (Stage stage : done(recording)) {
-      for (Admitted a : stage.pods()) {
-        String uid = a.pod().getMetadata().getUid();
-        if (!stillWanted(a)) {
-          inFlight.remove(uid);
-        } else if (stage.error() != null) {
-          a.entries().forEach(e -> failures.fail(e.namespace, e.name, uid, "writing the checkpoint failed ("
-              + stage.error() + "); the claim is prepared once it can be written"));
-          inFlight.remove(uid);
-        } else {
-          boolean started = PodClaims.started(a.pod());
-          // the kubelet's rule: an entry loaded from the checkpoint is prepared again when a pod starts with it;
-          // a pod that was already running keeps the devices from disk
-          List<ClaimEntry> todo = a.entries().stream()
-              .filter(e -> !e.prepared && !(started && e.restoredPods.contains(uid))).toList();
-          if (step.prepare(uid, todo, a.allocations())) {
-            prepared.add(a.with(todo));
-            changed |= !todo.isEmpty();
-          } else {
-            inFlight.remove(uid);
-          }
-        }
-      }
-    }
-    if (!prepared.isEmpty()) {
-      reporting.add(stage(prepared, changed ? writeCheckpoint() : writer.durable()));
-    }
-  }
-
-  /** The pods whose devices are on disk: now, and not before, their claims show as prepared. */
-  private void reportPrepared() {
-    for (Stage stage : done(reporting)) {
-      for (Admitted a : stage.pods()) {
-        String uid = a.pod().getMetadata().getUid();
-        inFlight.remove(uid);
-        if (stage.error() != null) {
-          a.todo().forEach(e -> {
-            e.prepared = false; // prepared again (drivers are idempotent) and written at the retry
-            e.unsaved = false;
-            failures.fail(e.namespace, e.name, uid, "writing the checkpoint failed (" + stage.error()
-                + "); the claim is prepared again once it can be written");
-          });
-          continue;
-        }
-        a.todo().forEach(e -> e.unsaved = false);
-        a.entries().forEach(e -> failures.clear(e.key()));
-        a.todo().forEach(e -> LOG.info("Prepared ResourceClaim {} for pod {}/{}: {}", e.key(),
-            a.pod().getMetadata().getNamespace(), a.pod().getMetadata().getName(), e.drivers.keySet()));
-        preparedPods.put(uid, String.valueOf(a.pod().getMetadata().getResourceVersion()));
-        failures.podDone(uid);
-        failures.clearIf(f -> uid.equals(f.podUid()) && !cache.containsKey(f.key()));
-      }
-    }
-  }
-
-  /** The pod is still active and its entries are still the cache's, not being unprepared. */
-  private boolean stillWanted(Admitted a) {
-    Pod current = activePods.get(a.pod().getMetadata().getUid());
-    return current != null && PodClaims.isActive(current)
-        && a.entries().stream().allMatch(e -> cache.get(e.key()) == e && !e.unpreparing);
-  }
-
-  /** Pods that wait for this write; a sync follows its end. */
-  private Stage stage(List<Admitted> pods, CompletableFuture<Void> written) {
-    written.whenComplete((ok, e) -> requestSync());
-    return new Stage(pods, written);
-  }
-
-  /** Removes and returns the stages whose checkpoint write has finished. */
-  private static List<Stage> done(List<Stage> stages) {
-    List<Stage> out = new ArrayList<>();
-    for (Iterator<Stage> it = stages.iterator(); it.hasNext(); ) {
-      Stage stage = it.next();
-      if (stage.written().isDone()) {
-        it.remove();
-        out.add(stage);
-      }
-    }
-    return out;
   }
 
   private boolean podInUse(String uid) {
@@ -472,22 +319,6 @@ public final class ClaimReconciler implements AutoCloseable {
       return PodClaims.isActive(pod);
     }
     return !swept && !removedPods.contains(uid); // from the checkpoint, not yet reported by the pod source
-  }
-
-  /** Pods waiting for a checkpoint write; {@code error()} once it failed. */
-  private record Stage(List<Admitted> pods, CompletableFuture<Void> written) {
-    String error() {
-      if (!written.isCompletedExceptionally()) {
-        return null;
-      }
-      try {
-        written.join();
-        return null;
-      } catch (CompletionException | java.util.concurrent.CancellationException e) {
-        Throwable cause = e.getCause() == null ? e : e.getCause();
-        return cause.getMessage();
-      }
-    }
   }
 
   private void unprepareUnused(Instant now) {
