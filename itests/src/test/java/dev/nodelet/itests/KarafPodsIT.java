@@ -44,7 +44,9 @@ import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
  * in {@code etc/}, the pod's image {@code mvn:dev.nodelet/nodelet-example-pod-hello/...} taken from the build's
  * reactor repository as the pods' {@code maven.local.repository} (as the launcher's demo repository). The pod is
  * {@code Running} in the API server, the example's bundle ACTIVE under the pod's location, its component has the
- * ConfigMap's greeting and logs it, follows an edit of the ConfigMap, and everything goes with the pod.
+ * ConfigMap's greeting and logs it, follows an edit of the ConfigMap, and everything goes with the pod. A second
+ * pod's image names a tiny Karaf feature ({@code feature:itest-tiny/1.0.0}), installed with the pod and uninstalled
+ * with it.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -55,6 +57,11 @@ public class KarafPodsIT extends NodeletTestSupport {
   private static final String CONFIGMAP = "hello-settings";
   private static final String LOCATION = "nodelet-pod:default/" + POD + "/hello";
   private static final String COMPONENT = "dev.nodelet.examples.podhello.Greeter";
+
+  /** A tiny feature for a pod whose image names it: one bundle that nothing else installs. */
+  private static final String TINY_FEATURE = "itest-tiny";
+  private static final String TINY_BUNDLE = "org.apache.commons.commons-io";
+  private static final String TINY_FEATURES_PROPERTY = "nodelet.itest.tiny.features";
 
   @Inject
   private FeaturesService featuresService;
@@ -71,6 +78,13 @@ public class KarafPodsIT extends NodeletTestSupport {
     // the example's bundle is in the reactor repository, as it is in the launcher's demo repository
     options.add(editConfigurationFilePut("etc/dev.nodelet.pods.cfg", "maven.local.repository",
         build.getProperty("reactor.repository")));
+    Path tiny = Path.of(build.getProperty("build.directory"), "karaf-pods-features.xml");
+    Files.writeString(tiny, "<features xmlns=\"http://karaf.apache.org/xmlns/features/v1.6.0\" name=\"itest\">\n"
+        + "  <feature name=\"" + TINY_FEATURE + "\" version=\"1.0.0\">\n"
+        + "    <bundle>mvn:commons-io/commons-io/" + build.getProperty("commons-io.version") + "</bundle>\n"
+        + "  </feature>\n</features>\n", StandardCharsets.UTF_8);
+    options.add(org.ops4j.pax.exam.CoreOptions.systemProperty(TINY_FEATURES_PROPERTY).value(tiny.toUri()
+        .toString()));
     // the example's manifest as it is, but bound to this test's node
     try (KubernetesClient admin = apiServer().newClient();
         InputStream manifest = Files.newInputStream(Path.of(build.getProperty("pod.hello.manifest")))) {
@@ -85,14 +99,74 @@ public class KarafPodsIT extends NodeletTestSupport {
     return options.toArray(Option[]::new);
   }
 
-  @Test
-  public void theExamplePodRunsFollowsItsConfigMapAndGoesWithThePod() throws Exception {
-    String version = System.getProperty(VERSION_PROPERTY);
-    featuresService.addRepository(URI.create("mvn:dev.nodelet/nodelet-features/" + version + "/xml/features"));
+  /** feature:install nodelet, once: the second call finds it installed. */
+  private void installNodelet() throws Exception {
+    featuresService.addRepository(URI.create("mvn:dev.nodelet/nodelet-features/" + System.getProperty(
+        VERSION_PROPERTY) + "/xml/features"));
     // like feature:install -r nodelet: a refresh would also restart this test's probe bundle
     featuresService.installFeature("nodelet", EnumSet.of(FeaturesService.Option.NoAutoRefreshBundles));
+  }
+
+  @Test
+  public void theExamplePodRunsFollowsItsConfigMapAndGoesWithThePod() throws Exception {
+    installNodelet();
     // a class of its own: JUnit reflects on this class's methods (lambdas included) before the features are there
-    new ExamplePodSteps(this, version).run();
+    new ExamplePodSteps(this, System.getProperty(VERSION_PROPERTY)).run();
+  }
+
+  @Test
+  public void aPodWhoseImageNamesAFeatureInstallsItAndUninstallsItWithThePod() throws Exception {
+    installNodelet();
+    featuresService.addRepository(URI.create(System.getProperty(TINY_FEATURES_PROPERTY)));
+    new FeaturePodSteps(this).run();
+  }
+
+  /** A pod whose image is {@code feature:itest-tiny/1.0.0}: the feature comes and goes with the pod. */
+  private static final class FeaturePodSteps {
+    private static final String LOCATION = "nodelet-pod:default/tiny/c";
+    private final KarafPodsIT test;
+
+    FeaturePodSteps(KarafPodsIT test) {
+      this.test = test;
+    }
+
+    void run() throws Exception {
+      FeaturesService features = test.featuresService;
+      assertTrue(bundles(TINY_BUNDLE).isEmpty());
+      try (Tracked<KubernetesClient> clients = test.track(KubernetesClient.class, null)) {
+        KubernetesClient kube = clients.await();
+        kube.pods().inNamespace("default").resource(new io.fabric8.kubernetes.api.model.PodBuilder()
+            .withNewMetadata().withName("tiny").endMetadata().withNewSpec().withNodeName(NODE_NAME)
+            .addNewContainer().withName("c").withImage("feature:" + TINY_FEATURE + "/1.0.0").endContainer()
+            .endSpec().build()).create();
+        Pod running = await().atMost(WAIT).ignoreExceptions().until(() -> kube.pods().inNamespace("default")
+            .withName("tiny").get(), p -> "Running".equals(p.getStatus().getPhase()));
+        Bundle marker = test.bundleContext.getBundle(LOCATION);
+        assertNotNull("no bundle at " + LOCATION, marker);
+        assertEquals("nodelet-feature." + TINY_FEATURE, marker.getSymbolicName());
+        assertEquals("osgi://" + marker.getBundleId(),
+            running.getStatus().getContainerStatuses().get(0).getContainerID());
+        assertTrue(features.isInstalled(features.getFeature(TINY_FEATURE, "1.0.0")));
+        List<Bundle> installed = bundles(TINY_BUNDLE);
+        assertEquals(1, installed.size());
+        assertEquals(Bundle.ACTIVE, installed.get(0).getState());
+
+        kube.pods().inNamespace("default").withName("tiny").delete();
+        await().atMost(WAIT).until(() -> test.bundleContext.getBundle(LOCATION) == null
+            && !features.isInstalled(features.getFeature(TINY_FEATURE, "1.0.0")) && bundles(TINY_BUNDLE).isEmpty());
+        await().atMost(WAIT).until(() -> kube.pods().inNamespace("default").withName("tiny").get() == null);
+      }
+    }
+
+    private List<Bundle> bundles(String symbolicName) {
+      List<Bundle> found = new ArrayList<>();
+      for (Bundle bundle : test.bundleContext.getBundles()) {
+        if (symbolicName.equals(bundle.getSymbolicName())) {
+          found.add(bundle);
+        }
+      }
+      return found;
+    }
   }
 
   /** The steps that name types of the features (fabric8, Declarative Services), loaded once they are installed. */
