@@ -186,6 +186,9 @@ public class KarafPodsIT extends NodeletTestSupport {
         KubernetesClient kube = clients.await();
         Pod running = await().atMost(WAIT).ignoreExceptions().until(() -> kube.pods().inNamespace("default")
             .withName(POD).get(), p -> "Running".equals(p.getStatus().getPhase()));
+        // node mode is on (etc/dev.nodelet.node.cfg): this Karaf holds the node's Lease
+        await().atMost(WAIT).until(() -> kube.leases().inNamespace("kube-node-lease").withName(NODE_NAME).get(),
+            lease -> lease != null && NODE_NAME.equals(lease.getSpec().getHolderIdentity()));
         ContainerStatus container = running.getStatus().getContainerStatuses().get(0);
         assertEquals("mvn:dev.nodelet/nodelet-example-pod-hello/" + version, container.getImage());
         assertTrue(container.getReady());
