@@ -107,7 +107,7 @@ final class ContainerSteps {
     try {
       ImageRef ref = ImageRef.parse(c.image);
       events.normal(pod.pod, c.name, "Pulling", "Pulling image \"" + c.image + "\"");
-      fetched = images.fetch(ref);
+      fetched = images.fetch(ref, c.location);
     } catch (IllegalArgumentException e) {
       c.waiting("InvalidImageName", e.getMessage());
       events.warning(pod.pod, c.name, "InspectFailed", e.getMessage());
@@ -217,7 +217,10 @@ final class ContainerSteps {
           events.normal(pod == null ? null : pod.pod, c.name, "Killing", "Stopping container " + c.name);
         }
         Bundle target = bundle;
-        stopping.put(c, stops.start(() -> stopAndUninstall(c.location, target, deadline)));
+        stopping.put(c, stops.start(() -> {
+          stopAndUninstall(c.location, target, deadline);
+          images.released(c.image, c.location);
+        }));
       }
     }
     stopping.forEach((c, stop) -> {

@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 /**
  * What a container's {@code image} names: a Maven artifact {@code mvn:group/artifact/version[/type[/classifier]]},
  * a {@code file:} URL or an {@code https:} URL of a bundle, each with an optional {@code @sha256:<hex>} digest that
- * the content must match.
+ * the content must match; or a Karaf feature {@code feature:name[/version]} ({@link FeatureImages}).
  *
  * @param kind how the bundle is fetched
  * @param groupId the Maven group (MAVEN only)
@@ -23,7 +23,7 @@ record ImageRef(Kind kind, String groupId, String artifactId, String version, St
     URI url, String digest) {
 
   /** How a bundle is fetched. */
-  enum Kind { MAVEN, FILE, HTTPS }
+  enum Kind { MAVEN, FILE, HTTPS, FEATURE }
 
   private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
   private static final Pattern COORDINATE = Pattern.compile("[A-Za-z0-9_.-]+");
@@ -46,6 +46,9 @@ record ImageRef(Kind kind, String groupId, String artifactId, String version, St
       if (!HEX.matcher(digest).matches()) {
         throw new IllegalArgumentException("image " + image + ": the digest must be sha256: and 64 hex digits");
       }
+    }
+    if (name.startsWith(FeatureImages.SCHEME)) {
+      return FeatureImages.parse(image, name, digest);
     }
     if (name.startsWith("mvn:")) {
       String[] parts = name.substring(4).split("/", -1);
@@ -76,10 +79,13 @@ record ImageRef(Kind kind, String groupId, String artifactId, String version, St
   }
 
   private static final String FORMS = "an image names a bundle as mvn:group/artifact/version, a file: URL or an "
-      + "https: URL, optionally followed by @sha256:<64 hex digits>";
+      + "https: URL, optionally followed by @sha256:<64 hex digits>, or a Karaf feature as feature:name[/version]";
 
   /** @return the image without its digest, as messages name it */
   String artifact() {
+    if (kind == Kind.FEATURE) {
+      return FeatureImages.SCHEME + artifactId + (version.isEmpty() ? "" : "/" + version);
+    }
     return kind == Kind.MAVEN
         ? "mvn:" + groupId + "/" + artifactId + "/" + version
             + (type.equals("jar") && classifier.isEmpty() ? "" : "/" + type)

@@ -40,9 +40,17 @@ final class ImageSource {
   private final List<String> allowedGroups; // empty: all
   private final List<String> allowedUrls; // empty: all
   private final Path downloads;
+  private final FeatureImages features;
 
   ImageSource(Path localRepository, List<URI> remoteRepositories, List<String> allowedGroups,
       List<String> allowedUrls, Path downloads) {
+    this(localRepository, remoteRepositories, allowedGroups, allowedUrls, downloads,
+        new FeatureImages(() -> null, downloads));
+  }
+
+  ImageSource(Path localRepository, List<URI> remoteRepositories, List<String> allowedGroups,
+      List<String> allowedUrls, Path downloads, FeatureImages features) {
+    this.features = features;
     this.localRepository = localRepository;
     this.remoteRepositories = List.copyOf(remoteRepositories);
     this.allowedGroups = List.copyOf(allowedGroups);
@@ -56,11 +64,22 @@ final class ImageSource {
    * @throws ImagePullException naming the image and why it cannot be had
    */
   Fetched fetch(ImageRef image) throws ImagePullException {
+    return fetch(image, null);
+  }
+
+  /**
+   * @param image the image
+   * @param location the container's location, for which a feature image is installed
+   * @return the bundle it names, checked
+   * @throws ImagePullException naming the image and why it cannot be had
+   */
+  Fetched fetch(ImageRef image, String location) throws ImagePullException {
     checkAllowed(image);
     Path file = switch (image.kind()) {
       case MAVEN -> maven(image);
       case FILE -> file(image);
       case HTTPS -> download(image.url(), image);
+      case FEATURE -> features.install(image, location);
     };
     String sha;
     String symbolicName;
@@ -86,7 +105,15 @@ final class ImageSource {
     return new Fetched(file, "sha256:" + sha, symbolicName);
   }
 
+  /** The container at the location went: a feature its image installed is uninstalled with its last container. */
+  void released(String image, String location) {
+    features.released(image, location);
+  }
+
   private void checkAllowed(ImageRef image) throws ImagePullException {
+    if (image.kind() == ImageRef.Kind.FEATURE) {
+      return; // Karaf's own repositories and rules decide what a feature installs
+    }
     if (image.kind() == ImageRef.Kind.MAVEN) {
       if (!allowedGroups.isEmpty() && allowedGroups.stream().noneMatch(g -> g.equals(image.groupId())
           || (g.endsWith(".*") && image.groupId().startsWith(g.substring(0, g.length() - 1))))) {

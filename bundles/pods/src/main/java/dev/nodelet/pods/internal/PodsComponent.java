@@ -64,6 +64,8 @@ public final class PodsComponent implements PodsStatus {
   // the claim manager's ClaimStatus, held untyped so that this bundle runs without the claim manager's bundle
   private volatile Object claimStatus;
   private volatile ServiceReference<?> claimStatusRef;
+  private volatile Object featuresService; // Karaf's FeaturesService; null without Karaf
+  private volatile ServiceReference<?> featuresServiceRef;
   // the component's, not a runtime's: a new runtime takes them over as they are
   private final SecretValues secretValues;
   private final DeviceServices deviceServices;
@@ -101,7 +103,8 @@ public final class PodsComponent implements PodsStatus {
     }
     Path work = settings.workDir() != null ? settings.workDir() : context.getDataFile("").toPath();
     ImageSource images = new ImageSource(settings.localRepository(), settings.remoteRepositories(),
-        settings.allowedGroups(), settings.allowedUrls(), work.resolve("downloads"));
+        settings.allowedGroups(), settings.allowedUrls(), work.resolve("downloads"),
+        new FeatureImages(() -> featuresService, work.resolve("downloads")));
     ObjectLookup lookup = new ObjectLookup() {
       @Override
       public ConfigMap configMap(String namespace, String name) {
@@ -153,6 +156,22 @@ public final class PodsComponent implements PodsStatus {
   void unbindPodsListed(HealthCheck check) {
     if (podsListedCheck == check) {
       podsListedCheck = null;
+    }
+  }
+
+  // Karaf's FeaturesService, for feature: images; by name and reference only, so that Felix without Karaf resolves
+  @Reference(service = org.apache.karaf.features.FeaturesService.class, cardinality = ReferenceCardinality.OPTIONAL,
+      policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY)
+  void bindFeaturesService(ServiceReference<?> reference) {
+    featuresServiceRef = reference;
+    featuresService = context.getService(reference);
+  }
+
+  void unbindFeaturesService(ServiceReference<?> reference) {
+    if (reference.equals(featuresServiceRef)) {
+      featuresService = null;
+      featuresServiceRef = null;
+      context.ungetService(reference);
     }
   }
 
