@@ -112,6 +112,12 @@ final class ImageSource {
 
   private void checkAllowed(ImageRef image) throws ImagePullException {
     if (image.kind() == ImageRef.Kind.FEATURE) {
+      // neither list can say what a feature installs: a node that restricts what pods install runs no feature
+      if (!allowedGroups.isEmpty() || !allowedUrls.isEmpty()) {
+        throw new ImagePullException("image " + image.artifact() + " is not allowed: allowed.groups or allowed.urls "
+            + "of " + dev.nodelet.pods.PodBundles.PID + " restrict what pods install, and a Karaf feature is "
+            + "covered by neither; name a bundle, or leave both empty to allow features");
+      }
       return; // Karaf's own repositories and rules decide what a feature installs
     }
     if (image.kind() == ImageRef.Kind.MAVEN) {

@@ -52,6 +52,10 @@ class ImageRefTest {
             + "of dev.nodelet.pods");
     assertThatThrownBy(() -> source.fetch(ImageRef.parse(jar.toUri().toString())))
         .hasMessageContaining("is not allowed: it starts with none of allowed.urls");
+    assertThatThrownBy(() -> new ImageSource(repo, List.of(), List.of("org.trusted.*"), List.of(), dir)
+        .fetch(ImageRef.parse("feature:tiny/1.0.0")))
+        .hasMessageStartingWith("image feature:tiny/1.0.0 is not allowed: allowed.groups or allowed.urls of "
+            + "dev.nodelet.pods restrict what pods install");
 
     ImageSource open = new ImageSource(repo, List.of(), List.of("org.example"), List.of(), dir);
     assertThat(open.fetch(ImageRef.parse(jar.toUri().toString())).symbolicName()).isEqualTo("org.example.hello");
