@@ -10,8 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
@@ -96,29 +94,11 @@ final class GogoSessions {
     for (Thread thread : Thread.getAllStackTraces().keySet()) {
       String name = thread.getName();
       if (name.startsWith("pipe-") && lines.stream().anyMatch(line -> line.contains(name.substring(5).trim()))) {
-        interruptWhileWaiting(thread);
+        thread.interrupt();
         interrupted = true;
       }
     }
     return interrupted;
-  }
-
-  /**
-   * Gogo writes a command's output through interruptible channels: an interrupt that lands during a write closes
-   * the channel, and with it the console's output for good. So the command is interrupted once it waits (a watch
-   * between two events), not while it prints; one that never waits within a second is interrupted anyway.
-   */
-  private static void interruptWhileWaiting(Thread thread) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-    while (System.nanoTime() < deadline) {
-      Thread.State state = thread.getState();
-      if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
-          || state == Thread.State.TERMINATED) {
-        break;
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-    }
-    thread.interrupt();
   }
 
   /**
