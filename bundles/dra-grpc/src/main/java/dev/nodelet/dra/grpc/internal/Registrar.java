@@ -57,10 +57,6 @@ final class Registrar {
   private final Duration healthCap;
   private final Scheduler healthTime;
 
-  Registrar(Transport transport, Duration timeout) {
-    this(transport, timeout, KubeletPlugin.CALL_TIMEOUT);
-  }
-
   /** @param callTimeout the deadline of each prepare and unprepare call of a kubelet plugin */
   Registrar(Transport transport, Duration timeout, Duration callTimeout) {
     this(transport, timeout, callTimeout, KubeletPlugin.HEALTH_RETRY_INITIAL, KubeletPlugin.HEALTH_RETRY_CAP, null);

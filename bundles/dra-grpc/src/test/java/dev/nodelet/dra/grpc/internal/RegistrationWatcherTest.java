@@ -278,7 +278,7 @@ class RegistrationWatcherTest {
   void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
     RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
         Duration.ofMillis(500),
-        new Registrar(folders.transport, Duration.ofSeconds(2)), folders.publisher()));
+        new Registrar(folders.transport, Duration.ofSeconds(2), KubeletPlugin.CALL_TIMEOUT), folders.publisher()));
     FakeDriver driver = register("gpu.example.com", Snapshots.sending(Snapshots.devices("pool", 1)));
     RecordingListener listener = subscribe(driver);
     await().until(() -> listener.snapshots.size() == 1);
@@ -310,7 +310,7 @@ class RegistrationWatcherTest {
     List<Subscription> subscriptions = new ArrayList<>();
     // like the controller: a withdrawn driver's subscription is closed
     RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
-        new Registrar(folders.transport, Duration.ofSeconds(2)), (registered, socket) -> {
+        new Registrar(folders.transport, Duration.ofSeconds(2), KubeletPlugin.CALL_TIMEOUT), (registered, socket) -> {
           RecordingListener listener = new RecordingListener();
           Subscription subscription = ((GrpcDraDriver) registered).subscribe(listener);
           subscriptions.add(subscription);
