@@ -27,9 +27,6 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
   /** The service property with the configuration PID of a manager service, e.g. {@code dev.nodelet.configmap}. */
   String PID_PROPERTY = "nodelet.configuration.pid";
 
-  /** The strategy name a manager reports while no strategy service is available and it answers by itself. */
-  String BUILT_IN_STRATEGY = "get (built-in)";
-
   /** @return the type of the objects */
   ResourceType<T> type();
 
@@ -47,8 +44,18 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
    */
   T get(String namespace, String name);
 
-  /** @return the name of the strategy in use, or {@value #BUILT_IN_STRATEGY} */
+  /**
+   * @return the name of the strategy in use: the {@value StoreStrategy#PROPERTY} property of the strategy service
+   *     whose store answers, or {@code get} while the manager answers by itself ({@link #builtInStrategy()})
+   */
   String strategy();
+
+  /**
+   * @return true while no strategy service is in use and the manager answers by itself, with the behaviour of the
+   *     {@code get} strategy; {@link #strategy()} then says {@code get}
+   * @since 4.0
+   */
+  boolean builtInStrategy();
 
   /** @return the registered pods, in registration order */
   List<RegisteredPod> registeredPods();
