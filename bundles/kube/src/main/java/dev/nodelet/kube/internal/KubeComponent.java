@@ -33,9 +33,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
  * registers nothing at all: the component waits, and a health check holds readiness naming the key
- * ({@link LastGoodConfiguration}). A valid configuration change replaces the client (and the services); an invalid
- * one is refused with an error naming the key, and the client of the last good configuration stays registered, so
- * nothing that depends on it restarts.
+ * ({@link LastGoodConfiguration}). A valid configuration change replaces the client and its services, held in a
+ * {@link Running} as every component holds what it runs with its settings; an invalid one is refused with an error
+ * naming the key, and the client of the last good configuration stays registered, so nothing that depends on it
+ * restarts.
  */
 // the services are registered from code, so bnd cannot see them: declare them for resolvers such as Karaf's
 @Capability(namespace = "osgi.service",
