@@ -14,7 +14,10 @@ import org.osgi.annotation.versioning.ProviderType;
  *
  * <p>Plain Java programs build managers with {@code dev.nodelet.cache.core.ObjectManagers} (bundle
  * {@code nodelet-cache-core}). The {@code nodelet-managers} bundle registers its managers as services of this
- * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}, for tools such as the shell.
+ * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}. Besides gets and watches, a
+ * manager tells what it keeps ({@link #registeredPods()}, {@link #objects()}, {@link #receipts()},
+ * {@link #watchStatistics()}) as values, never as text: its readiness check, its metrics and the shells (whose
+ * listings decide the text) read them.
  *
  * @param <T> the Kubernetes type of the objects
  */
@@ -92,7 +95,7 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
   Watch<T> watch(WatchOptions<T> options);
 
   /**
-   * @return counters of the watches on this manager, for tools such as the shell
+   * @return counters of the watches on this manager
    * @since 1.1
    */
   WatchStatistics watchStatistics();
