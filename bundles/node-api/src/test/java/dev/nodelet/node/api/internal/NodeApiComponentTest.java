@@ -24,7 +24,6 @@ import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,9 +32,6 @@ import org.osgi.framework.Bundle;
 import org.osgi.service.log.LogReaderService;
 import org.osgi.service.log.Logger;
 import org.osgi.util.converter.Converters;
-import org.w3c.dom.Document;
-import org.w3c.dom.Element;
-import org.w3c.dom.NodeList;
 
 /**
  * The node's API over real HTTPS, serving the records that bundles installed at a pod container's location log
@@ -242,33 +238,6 @@ class NodeApiComponentTest {
         client.get("/containerLogs/shop/web-0/app", null).body()).as("what it missed, once each")
         .isEqualTo("INFO shop.App: first\nINFO shop.App: while the reader was away\nINFO shop.App: read again\n"));
     assertThat(component.port()).as("the same server, on the same port").isEqualTo(port);
-  }
-
-  /**
-   * A static reference to the log readers would make Declarative Services deactivate the component and create it
-   * again (binding its port anew) each time a reader goes, as pax-logging's does while the framework stops.
-   */
-  @Test
-  void theLogReadersAreADynamicOptionalGreedyReference() throws Exception {
-    Document descriptor;
-    try (InputStream xml = NodeApiComponent.class.getClassLoader()
-        .getResourceAsStream("OSGI-INF/" + NodeApiComponent.class.getName() + ".xml")) {
-      assertThat(xml).as("the component's descriptor, which bnd generates").isNotNull();
-      descriptor = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(xml);
-    }
-    NodeList references = descriptor.getElementsByTagName("reference");
-    Element logReader = null;
-    for (int i = 0; i < references.getLength(); i++) {
-      Element reference = (Element) references.item(i);
-      if (reference.getAttribute("interface").equals(LogReaderService.class.getName())) {
-        assertThat(logReader).as("one reference to the log readers").isNull();
-        logReader = reference;
-      }
-    }
-    assertThat(logReader).isNotNull();
-    assertThat(logReader.getAttribute("policy")).isEqualTo("dynamic");
-    assertThat(logReader.getAttribute("cardinality")).isEqualTo("0..n");
-    assertThat(logReader.getAttribute("policy-option")).isEqualTo("greedy");
   }
 
   @Test
