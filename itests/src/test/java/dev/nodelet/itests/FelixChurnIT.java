@@ -288,14 +288,12 @@ public class FelixChurnIT extends NodeletTestSupport {
       return new Ready() {
         @Override
         public void await(Bundle bundle) {
-          until(() -> active(bundle) && strategy.equals(manager("configmaps").strategy())
-              && strategy.equals(manager("secrets").strategy()));
+          until(() -> active(bundle) && uses("configmaps", strategy) && uses("secrets", strategy));
         }
 
         @Override
         public void awaitGone() {
-          until(() -> ObjectManager.BUILT_IN_STRATEGY.equals(manager("configmaps").strategy())
-              && ObjectManager.BUILT_IN_STRATEGY.equals(manager("secrets").strategy()));
+          until(() -> manager("configmaps").builtInStrategy() && manager("secrets").builtInStrategy());
         }
       };
     }
@@ -388,8 +386,13 @@ public class FelixChurnIT extends NodeletTestSupport {
       admin.getConfiguration(pid, "?").update(new Hashtable<>(Map.of(
           "strategy.target", "(nodelet.strategy=" + strategy + ")")));
     }
-    await().atMost(WAIT).until(() -> strategy.equals(manager("configmaps").strategy())
-        && strategy.equals(manager("secrets").strategy()));
+    await().atMost(WAIT).until(() -> uses("configmaps", strategy) && uses("secrets", strategy));
+  }
+
+  /** Whether the manager of {@code resource} uses the strategy service named {@code strategy}, not its own get. */
+  private boolean uses(String resource, String strategy) {
+    ObjectManager<?> manager = manager(resource);
+    return !manager.builtInStrategy() && strategy.equals(manager.strategy());
   }
 
   /** The watches the API server has open while {@code strategy} serves the managers. */

@@ -111,7 +111,7 @@ public class FelixObjectCacheIT extends NodeletTestSupport {
         // by the strategy bundle going away and coming back
         Bundle watchBundle = bundle(WATCH_BUNDLE);
         watchBundle.stop();
-        await().atMost(WAIT).until(manager::strategy, ObjectManager.BUILT_IN_STRATEGY::equals);
+        await().atMost(WAIT).until(manager::builtInStrategy);
         await().atMost(WAIT).until(() -> watches("cm-a") == 0 && watches("cm-b") == 0);
         watchBundle.start();
         await().atMost(WAIT).until(manager::strategy, "watch"::equals);

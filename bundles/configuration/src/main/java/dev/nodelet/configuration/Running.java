@@ -2,8 +2,10 @@ package dev.nodelet.configuration;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -11,12 +13,39 @@ import java.util.function.Function;
  * new configuration is applied, closed with the component (hand it to {@link LastGoodConfiguration#closing}). Its
  * monitor is the component's lock for changes of the instance and of what is {@linkplain #handing handed} to it.
  *
+ * <p>An instance that a new one {@linkplain #replace replaces} is retired: closed at once, unless the component
+ * gives a retiring hook of its own ({@link #retiring}) for instances whose users move to the new one in their own
+ * time (a strategy whose stores keep serving until their managers take new ones). {@link #stop} and {@link #close}
+ * always close at once.
+ *
  * @param <R> the instance type
  */
 public final class Running<R extends AutoCloseable> implements AutoCloseable {
 
+  private final Consumer<? super R> retire;
   private volatile R instance; // written under this; null until a valid configuration came, once stopped or closed
   private volatile boolean closed;
+
+  /** An instance that a new one replaces is closed at once. */
+  public Running() {
+    this.retire = Running::close;
+  }
+
+  private Running(Consumer<? super R> retire) {
+    this.retire = Objects.requireNonNull(retire, "retire");
+  }
+
+  /**
+   * Instances that a new one replaces are handed to {@code retire}, which must see them closed once their users
+   * have moved on (and not wait for that); {@link #stop} and {@link #close} still close at once.
+   *
+   * @param retire ends an instance replaced, in its own time
+   * @param <R> the instance type
+   * @return a holder with no instance yet
+   */
+  public static <R extends AutoCloseable> Running<R> retiring(Consumer<? super R> retire) {
+    return new Running<>(retire);
+  }
 
   /** @return the instance running; empty until a valid configuration came */
   public Optional<R> get() {
@@ -38,25 +67,19 @@ public final class Running<R extends AutoCloseable> implements AutoCloseable {
   }
 
   /**
-   * Makes {@code next} the instance running and closes the one before, if any, after it: for instances that may
-   * overlap (stores of the one before keep serving until their managers move).
+   * Makes {@code next} the instance running and retires the one before, if any, after it (closed at once unless
+   * {@link #retiring} says otherwise): the two may overlap.
    *
    * @param next the new instance
    */
   public synchronized void replace(R next) {
     R before = swap(next);
     if (before != null) {
-      close(before);
+      retire.accept(before);
     }
   }
 
-  /**
-   * Makes {@code next} the instance running, leaving the one before open: for a caller that ends it its own way.
-   *
-   * @param next the new instance
-   * @return the instance before; null if none
-   */
-  public synchronized R swap(R next) {
+  private R swap(R next) {
     R before = instance;
     instance = next;
     return before;

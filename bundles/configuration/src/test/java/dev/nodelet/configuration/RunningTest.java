@@ -69,14 +69,25 @@ class RunningTest {
   }
 
   @Test
-  void swapLeavesTheInstanceBeforeOpen() {
+  void aRetiringHookEndsReplacedInstancesInItsOwnTimeWhileStopAndCloseCloseAtOnce() {
     List<String> events = new ArrayList<>();
-    Running<Instance> running = new Running<>();
+    List<Instance> retired = new ArrayList<>();
+    Running<Instance> running = Running.retiring(retired::add);
     Instance first = new Instance("first", events);
-    assertThat(running.swap(first)).isNull();
-    assertThat(running.swap(new Instance("second", events))).isSameAs(first);
-    assertThat(running.ask(i -> i.name, "none")).isEqualTo("second");
+    running.replace(first);
+    Instance second = new Instance("second", events);
+    running.replace(second);
+    assertThat(retired).as("handed to the hook, not closed").containsExactly(first);
     assertThat(events).isEmpty();
+    assertThat(running.ask(i -> i.name, "none")).isEqualTo("second");
+
+    running.stop();
+    assertThat(events).as("stopped: closed at once").containsExactly("second closed");
+    Instance third = new Instance("third", events);
+    running.replace(third);
+    running.close();
+    assertThat(events).containsExactly("second closed", "third closed");
+    assertThat(retired).containsExactly(first);
   }
 
   @Test

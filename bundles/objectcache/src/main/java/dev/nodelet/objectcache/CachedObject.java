@@ -9,7 +9,7 @@ import java.util.Optional;
  *
  * @param namespace the object's namespace
  * @param name the object's name
- * @param strategy the name of the strategy whose store keeps it
+ * @param strategy the name of the strategy whose store keeps it, as {@link ObjectManager#strategy()} names it
  * @param state what the store does about it; empty if the store does not tell
  * @param references how many registered pods reference it; for an object that only pods of a previous run
  *     reference ({@link ObjectStore#restoredObjects()}, state {@link ObjectState#FROM_DISK}), how many of those

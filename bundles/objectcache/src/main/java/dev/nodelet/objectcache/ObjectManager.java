@@ -14,7 +14,10 @@ import org.osgi.annotation.versioning.ProviderType;
  *
  * <p>Plain Java programs build managers with {@code dev.nodelet.cache.core.ObjectManagers} (bundle
  * {@code nodelet-cache-core}). The {@code nodelet-managers} bundle registers its managers as services of this
- * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}, for tools such as the shell.
+ * type too, with the properties {@value #RESOURCE_PROPERTY} and {@value #PID_PROPERTY}. Besides gets and watches, a
+ * manager tells what it keeps ({@link #registeredPods()}, {@link #objects()}, {@link #receipts()},
+ * {@link #watchStatistics()}) as values, never as text: its readiness check, its metrics and the shells (whose
+ * listings decide the text) read them.
  *
  * @param <T> the Kubernetes type of the objects
  */
@@ -26,9 +29,6 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
 
   /** The service property with the configuration PID of a manager service, e.g. {@code dev.nodelet.configmap}. */
   String PID_PROPERTY = "nodelet.configuration.pid";
-
-  /** The strategy name a manager reports while no strategy service is available and it answers by itself. */
-  String BUILT_IN_STRATEGY = "get (built-in)";
 
   /** @return the type of the objects */
   ResourceType<T> type();
@@ -47,8 +47,18 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
    */
   T get(String namespace, String name);
 
-  /** @return the name of the strategy in use, or {@value #BUILT_IN_STRATEGY} */
+  /**
+   * @return the name of the strategy in use: the {@value StoreStrategy#PROPERTY} property of the strategy service
+   *     whose store answers, or {@code get} while the manager answers by itself ({@link #builtInStrategy()})
+   */
   String strategy();
+
+  /**
+   * @return true while no strategy service is in use and the manager answers by itself, with the behaviour of the
+   *     {@code get} strategy; {@link #strategy()} then says {@code get}
+   * @since 4.0
+   */
+  boolean builtInStrategy();
 
   /** @return the registered pods, in registration order */
   List<RegisteredPod> registeredPods();
@@ -85,7 +95,7 @@ public interface ObjectManager<T extends HasMetadata> extends PodListener {
   Watch<T> watch(WatchOptions<T> options);
 
   /**
-   * @return counters of the watches on this manager, for tools such as the shell
+   * @return counters of the watches on this manager
    * @since 1.1
    */
   WatchStatistics watchStatistics();

@@ -16,7 +16,7 @@ import java.util.Optional;
  * @param lastChanged when the copy served was last changed on the API server: the newest {@code managedFields} time,
  *     else its {@code creationTimestamp}; empty if neither is known
  * @param seen when Nodelet first observed this resource version; empty if not observed
- * @param strategy the name of the strategy whose store serves it
+ * @param strategy the name of the strategy whose store serves it, as {@link ObjectManager#strategy()} names it
  * @param staleReason why the copy served may be out of date (the store's sync fails, its TTL expired, its watch is
  *     down or stopped, it is served from disk); empty if the store keeps it fresh
  * @param state what the store does about it; {@link ObjectState#FROM_DISK} when the copy served is the one a previous

@@ -14,7 +14,7 @@
  * by what their stores observe ({@link dev.nodelet.objectcache.ObjectStore.Listener}).
  */
 @Export
-@Version("3.3.0")
+@Version("4.0.0")
 package dev.nodelet.objectcache;
 
 import org.osgi.annotation.bundle.Export;

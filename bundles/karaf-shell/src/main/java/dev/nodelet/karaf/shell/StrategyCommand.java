@@ -54,7 +54,7 @@ public class StrategyCommand extends ManagersCommand {
     }
     ObjectManager<?> manager = ObjectViews.manager(managers, kind);
     if (strategy == null) {
-      System.out.println(manager.strategy());
+      System.out.println(ObjectViews.strategy(manager));
       return null;
     }
     String target = ObjectViews.strategyTarget(strategy);

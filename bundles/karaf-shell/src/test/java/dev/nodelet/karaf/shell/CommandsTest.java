@@ -212,6 +212,7 @@ class CommandsTest {
           case "type" -> ResourceType.SECRETS;
           case "get" -> secret;
           case "strategy" -> "watch";
+          case "builtInStrategy" -> false;
           case "registeredPods" -> List.of(new RegisteredPod("ns", "pod", "uid-1", List.of(name)));
           case "objects" -> List.of(new CachedObject("ns", name, "watch", Optional.of(ObjectState.RUNNING), 1,
               Optional.of(Instant.EPOCH)));

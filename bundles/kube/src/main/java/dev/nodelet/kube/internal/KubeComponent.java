@@ -1,6 +1,7 @@
 package dev.nodelet.kube.internal;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.kube.NodeIdentity;
 import dev.nodelet.kube.internal.watch.Engine;
@@ -32,9 +33,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The services are registered programmatically rather than declared, so that an invalid configuration
  * registers nothing at all: the component waits, and a health check holds readiness naming the key
- * ({@link LastGoodConfiguration}). A valid configuration change replaces the client (and the services); an invalid
- * one is refused with an error naming the key, and the client of the last good configuration stays registered, so
- * nothing that depends on it restarts.
+ * ({@link LastGoodConfiguration}). A valid configuration change replaces the client and its services, held in a
+ * {@link Running} as every component holds what it runs with its settings; an invalid one is refused with an error
+ * naming the key, and the client of the last good configuration stays registered, so nothing that depends on it
+ * restarts.
  */
 // the services are registered from code, so bnd cannot see them: declare them for resolvers such as Karaf's
 @Capability(namespace = "osgi.service",
@@ -62,7 +64,8 @@ public final class KubeComponent {
   private final KubeClientFactory factory;
   private final KubeMetrics metrics;
   private final LastGoodConfiguration<KubeConfiguration, KubeSettings> configuration;
-  private Optional<Connection> connection = Optional.empty(); // guarded by this
+  /** The client of the configuration in force with its services; closed with the component. */
+  private final Running<Connection> connection = new Running<>();
 
   @Activate
   public KubeComponent(BundleContext context, @Reference KubeMetrics metrics, KubeConfiguration config,
@@ -93,7 +96,8 @@ public final class KubeComponent {
     this.environment = environment;
     this.hostName = hostName;
     // with no valid configuration the component stays active and registers nothing until a valid one comes
-    this.configuration = LastGoodConfiguration.waiting(PID, "the Kubernetes client", this::validate, services);
+    this.configuration = LastGoodConfiguration.waiting(PID, "the Kubernetes client", this::validate, services)
+        .closing(connection);
     modified(config, properties);
   }
 
@@ -103,24 +107,31 @@ public final class KubeComponent {
    * registered). Never throws for an invalid one.
    */
   @Modified
-  synchronized void modified(KubeConfiguration config, Map<String, Object> properties) {
-    configuration.apply(config, properties, settings -> {
-      KubernetesClient client = factory.create(settings);
-      connection.ifPresent(Connection::close);
-      connection = Optional.of(connect(settings, client));
-    });
+  void modified(KubeConfiguration config, Map<String, Object> properties) {
+    synchronized (connection) {
+      configuration.apply(config, properties, settings -> {
+        KubernetesClient client = factory.create(settings);
+        // the old client's services go before the new ones come: consumers never see two clients at once
+        connection.stop();
+        connection.replace(connect(settings, client));
+      });
+    }
   }
 
+  /** Withdraws the services of a waiting component, then closes the client and its services. */
   @Deactivate
-  synchronized void deactivate() {
+  void deactivate() {
     configuration.close();
-    connection.ifPresent(Connection::close);
-    connection = Optional.empty();
   }
 
   /** The settings of the registered client, if any; for tests. */
-  synchronized Optional<KubeSettings> settings() {
-    return connection.map(Connection::settings);
+  Optional<KubeSettings> settings() {
+    return connection.get().map(Connection::settings);
+  }
+
+  /** The warnings given for keys its configuration does not have; for tests. */
+  List<String> unknownKeys() {
+    return configuration.unknownKeys();
   }
 
   /**
@@ -128,11 +139,6 @@ public final class KubeComponent {
    *
    * @throws InvalidSettingException naming the key that is wrong
    */
-  /** The warnings given for keys its configuration does not have; for tests. */
-  List<String> unknownKeys() {
-    return configuration.unknownKeys();
-  }
-
   private KubeSettings validate(KubeConfiguration config) {
     KubeSettings settings = KubeSettings.from(config, environment, hostName);
     factory.clientConfig(settings);
@@ -183,9 +189,10 @@ public final class KubeComponent {
 
   /** What one good configuration owns; closed in reverse order of creation so consumers never see a closed client. */
   private record Connection(KubeSettings settings, KubernetesClient client, Engine reflectors,
-      NodeIdentityReflector identity, Runnable unpublish) {
+      NodeIdentityReflector identity, Runnable unpublish) implements AutoCloseable {
 
-    void close() {
+    @Override
+    public void close() {
       unpublish.run();
       identity.close();
       reflectors.close(); // every watch of every consumer ends before the client closes

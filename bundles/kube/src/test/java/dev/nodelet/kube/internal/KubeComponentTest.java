@@ -103,6 +103,36 @@ class KubeComponentTest {
     assertThat(registry.services(KubernetesClient.class).get(0)).isNotSameAs(client);
   }
 
+  /**
+   * A valid change replaces what the component runs (its {@code Running}): the old client's services go, last
+   * registered first, before the new client's come, and its node watch ends; deactivation ends the new one's.
+   */
+  @Test
+  void aValidChangeWithdrawsTheOldClientBeforeTheNewOneComesAndDeactivationClosesIt() {
+    component = component(Map.of("master.url", server.url(), "node.name", "node-a"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("nodes") == 1);
+    int before = registry.history.size();
+
+    component.modified(config(Map.of("master.url", server.url(), "node.name", "node-b")), Map.of());
+    String client = "[" + KubernetesClient.class.getName() + "]";
+    String reflectors = "[" + Reflectors.class.getName() + "]";
+    String check = "[" + HealthCheck.class.getName() + "]";
+    String identity = "[" + NodeIdentity.class.getName() + "]";
+    assertThat(registry.history.subList(before, registry.history.size())).containsExactly(
+        "unregister " + identity, "unregister " + check, "unregister " + check, "unregister " + reflectors,
+        "unregister " + client,
+        "register " + client, "register " + reflectors, "register " + check, "register " + check,
+        "register " + identity);
+    assertThat(nodes(NodeIdentity.class)).containsExactly("node-b");
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("nodes") == 1
+        && server.requestCount(Verb.WATCH, "nodes") >= 2);
+
+    component.deactivate();
+    component = null;
+    assertThat(registry.registered).isEmpty();
+    await().atMost(Duration.ofSeconds(30)).until(() -> server.openWatches("nodes") == 0);
+  }
+
   @Test
   void anInvalidConfigurationAtActivationRegistersNothingAndHoldsReadinessUntilAValidOneComes() {
     component = component(Map.of("master.url", server.url(), "node.name", "UPPER"));

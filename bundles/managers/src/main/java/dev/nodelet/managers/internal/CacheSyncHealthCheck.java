@@ -81,7 +81,7 @@ public final class CacheSyncHealthCheck implements HealthCheck {
         log.info("{}: {} objects of {} pods fresh{}{} ({} strategy)", resource, objects.size(), receipts.size(),
             idle == 0 ? "" : ", " + idle + " of them idle (watched again on their next get)",
             due == 0 ? "" : ", " + due + " of them due for a fetch (fetched on their next get)",
-            manager.strategy());
+            manager.builtInStrategy() ? "built-in " + manager.strategy() : manager.strategy());
       } else {
         log.temporarilyUnavailable("{}: {} of {} objects stale: {}{}", resource, stale.size(), objects.size(),
             String.join("; ", stale.subList(0, Math.min(NAMED, stale.size()))),

@@ -132,6 +132,11 @@ abstract class ManagerComponent<T extends HasMetadata> implements ObjectManager<
   }
 
   @Override
+  public final boolean builtInStrategy() {
+    return manager.builtInStrategy();
+  }
+
+  @Override
   public final List<RegisteredPod> registeredPods() {
     return manager.registeredPods();
   }

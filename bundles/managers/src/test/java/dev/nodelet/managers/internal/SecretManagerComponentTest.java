@@ -66,7 +66,8 @@ class SecretManagerComponentTest {
     component.registerPod(pod());
     assertThat(component.registeredPods())
         .containsExactly(new RegisteredPod("ns", "p", "u1", List.of("pull", "token")));
-    assertThat(component.strategy()).isEqualTo("get (built-in)");
+    assertThat(component.builtInStrategy()).isTrue();
+    assertThat(component.strategy()).isEqualTo("get");
 
     component.addStrategy(watch, Defaults.strategy("watch", 1));
     assertThat(component.getSecret("ns", "token").getData()).containsEntry("password", "aHVudGVyMg==");

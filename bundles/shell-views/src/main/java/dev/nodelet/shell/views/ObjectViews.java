@@ -124,8 +124,10 @@ public final class ObjectViews {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {"RESOURCE", "NAMESPACE", "NAME", "STRATEGY", "STATE", "REFERENCES", "LAST-ACCESS"});
     for (ObjectManager<?> manager : sorted(managers)) {
+      boolean builtIn = manager.builtInStrategy();
       for (CachedObject object : manager.objects()) {
-        rows.add(new String[] {manager.type().plural(), object.namespace(), object.name(), object.strategy(),
+        rows.add(new String[] {manager.type().plural(), object.namespace(), object.name(),
+            builtIn ? builtIn(object.strategy()) : object.strategy(),
             object.state().map(s -> s.name().toLowerCase()).orElse("-"), Integer.toString(object.references()),
             object.lastAccess().map(Object::toString).orElse("never")});
       }
@@ -135,14 +137,28 @@ public final class ObjectViews {
 
   /**
    * @param managers the managers
-   * @return one line {@code <plural>: <strategy>} per manager
+   * @return one line {@code <plural>: <strategy>} per manager (see {@link #strategy})
    */
   public static String strategies(Collection<? extends ObjectManager<?>> managers) {
     StringBuilder out = new StringBuilder();
     for (ObjectManager<?> manager : sorted(managers)) {
-      out.append(manager.type().plural()).append(": ").append(manager.strategy()).append('\n');
+      out.append(manager.type().plural()).append(": ").append(strategy(manager)).append('\n');
     }
     return out.toString();
+  }
+
+  /**
+   * @param manager a manager
+   * @return the name of the strategy it uses; {@code get (built-in)} while it answers by itself
+   */
+  public static String strategy(ObjectManager<?> manager) {
+    // read once each: the manager may move between the two reads, and a listing shows one or the other
+    String name = manager.strategy();
+    return manager.builtInStrategy() ? builtIn(name) : name;
+  }
+
+  private static String builtIn(String name) {
+    return name + " (built-in)";
   }
 
   /**

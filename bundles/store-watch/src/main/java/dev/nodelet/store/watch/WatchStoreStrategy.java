@@ -115,11 +115,6 @@ public final class WatchStoreStrategy implements StoreStrategy, AutoCloseable {
     runtime.tick();
   }
 
-  /** For tests of this package: the stores this strategy created that are not closed yet. */
-  int openStores() {
-    return runtime.openStores();
-  }
-
   /** Closes every store this strategy created and still open, its timer and the engine it built. Idempotent. */
   @Override
   public void close() {

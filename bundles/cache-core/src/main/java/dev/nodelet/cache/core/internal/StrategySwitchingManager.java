@@ -54,9 +54,12 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   private record Registration(Set<String> names) {
   }
 
-  /** The store in use and the name of its strategy. */
-  private record ActiveStore<T extends HasMetadata>(String strategy, ObjectStore<T> store) {
+  /** The store in use, the name of its strategy, and whether that is the manager's own. */
+  private record ActiveStore<T extends HasMetadata>(String strategy, boolean builtIn, ObjectStore<T> store) {
   }
+
+  /** What {@link #strategy()} says while the built-in strategy answers: it behaves as {@code get}. */
+  private static final String BUILT_IN_NAME = "get";
 
   private final ResourceType<T> type;
   private final Function<Pod, Set<String>> referencedNames;
@@ -94,7 +97,7 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
     this.clock = Objects.requireNonNull(clock, "clock");
     this.builtIn = Objects.requireNonNull(builtIn, "builtIn");
     this.feed = new WatchFeed<>(type, clock, this::isReferenced, manualTicks);
-    this.active = new ActiveStore<>(BUILT_IN_STRATEGY, builtIn.createStore(type, feed));
+    this.active = new ActiveStore<>(BUILT_IN_NAME, true, builtIn.createStore(type, feed));
     this.metrics = metrics;
     // last: the metrics may read this manager from now on
     this.recorder = metrics == null ? null : metrics.add(this);
@@ -211,19 +214,25 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
   }
 
   @Override
+  public boolean builtInStrategy() {
+    return active.builtIn;
+  }
+
+  @Override
   public void useStrategy(String name, StoreStrategy strategy) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(strategy, "strategy");
-    swap(name, strategy);
+    swap(name, false, strategy);
   }
 
   @Override
   public void useBuiltInStrategy() {
-    swap(BUILT_IN_STRATEGY, builtIn);
+    swap(BUILT_IN_NAME, true, builtIn);
   }
 
-  private void swap(String name, StoreStrategy strategy) {
+  private void swap(String name, boolean isBuiltIn, StoreStrategy strategy) {
     ActiveStore<T> previous;
+    ActiveStore<T> next;
     synchronized (this) {
       if (closed) {
         return;
@@ -233,10 +242,16 @@ public final class StrategySwitchingManager<T extends HasMetadata> implements Sw
       pods.forEach((pod, registration) -> registration.names()
           .forEach(object -> store.addReference(pod.namespace(), object, pod.uid())));
       previous = active;
-      active = new ActiveStore<>(name, store);
+      next = new ActiveStore<>(name, isBuiltIn, store);
+      active = next;
     }
     previous.store.close();
-    LOG.info("The {} manager now uses the {} strategy (was {})", type, name, previous.strategy);
+    LOG.info("The {} manager now uses the {} strategy (was {})", type, label(next), label(previous));
+  }
+
+  /** A strategy as the log names it. */
+  private static String label(ActiveStore<?> store) {
+    return store.builtIn ? "built-in " + store.strategy : store.strategy;
   }
 
   @Override

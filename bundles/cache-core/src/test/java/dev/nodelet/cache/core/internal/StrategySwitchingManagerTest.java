@@ -149,7 +149,8 @@ class StrategySwitchingManagerTest {
 
   @Test
   void theBuiltInGetAnswersWhileNoStrategyIsGiven() {
-    assertThat(manager.strategy()).isEqualTo("get (built-in)");
+    assertThat(manager.strategy()).isEqualTo("get");
+    assertThat(manager.builtInStrategy()).isTrue();
     long gets = server.requestCount(Verb.GET, "configmaps");
     // like the kubelet's get strategy: a direct GET, registered or not
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "a");
@@ -182,6 +183,7 @@ class StrategySwitchingManagerTest {
     assertThat(takeLog()).containsExactly("second create configmaps", "second add ns/a u1", "second add ns/b u1",
         "second add ns/b u2", "first close configmaps");
     assertThat(manager.strategy()).isEqualTo("second");
+    assertThat(manager.builtInStrategy()).isFalse();
     assertThat(second.store(0).references()).isEqualTo(first.store(0).references());
     assertThat(manager.get("ns", "b").getData()).containsEntry("k", "b");
     manager.unregisterPod(pod("p", "u1"));
@@ -246,7 +248,8 @@ class StrategySwitchingManagerTest {
     manager.registerPod(pod("p", "u1", "a"));
     manager.useBuiltInStrategy();
     assertThat(first.store(0).closed()).isTrue();
-    assertThat(manager.strategy()).isEqualTo("get (built-in)");
+    assertThat(manager.strategy()).isEqualTo("get");
+    assertThat(manager.builtInStrategy()).isTrue();
     assertThat(manager.get("ns", "c").getData()).containsEntry("k", "c");
     manager.useStrategy("second", second);
     assertThat(second.store(0).references()).isEqualTo(Map.of("ns/a", Map.of("u1", 1)));
@@ -265,6 +268,7 @@ class StrategySwitchingManagerTest {
       }
     })).isInstanceOf(IllegalStateException.class).hasMessage("the broken strategy is closed");
     assertThat(manager.strategy()).isEqualTo("first");
+    assertThat(manager.builtInStrategy()).isFalse();
     assertThat(first.store(0).closed()).isFalse();
     assertThat(manager.get("ns", "a").getData()).containsEntry("k", "a");
   }

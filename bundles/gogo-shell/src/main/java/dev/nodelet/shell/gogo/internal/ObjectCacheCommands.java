@@ -182,7 +182,7 @@ public final class ObjectCacheCommands {
   /** {@code nodelet:strategy <configmap|secret>}: the strategy one manager uses now. */
   @Descriptor("Shows the strategy one manager uses now")
   public String strategy(@Descriptor("configmap (cm) or secret") String kind) {
-    return manager(kind).manager().strategy();
+    return ObjectViews.strategy(manager(kind).manager());
   }
 
   /**

@@ -21,34 +21,62 @@ import org.osgi.service.log.LogReaderService;
  * location {@code nodelet-pod:<namespace>/<pod>/<container>} (or below it, {@code .../<container>/...}), one ring per
  * container, released when the container's last bundle is uninstalled.
  */
-final class ContainerLogs implements LogListener, SynchronousBundleListener, AutoCloseable {
+final class ContainerLogs implements SynchronousBundleListener, AutoCloseable {
 
   static final String LOCATION_SCHEME = "nodelet-pod:";
   /** A longer message is cut here: one record must not take the whole ring's memory. */
   static final int MAX_LINE = 16 * 1024;
 
   private final BundleContext context;
-  private final List<LogReaderService> readers;
   private final int capacity;
   private final Map<String, ContainerLog> logs = new ConcurrentHashMap<>();
+  /** The listener of each reader read now; readers come and go while this runs. */
+  private final Map<LogReaderService, LogListener> listeners = new ConcurrentHashMap<>();
+  /** Per reader ever read, the time of the newest record it gave: a reader back again replays only what is newer. */
+  private final Map<LogReaderService, Long> readUntil = new ConcurrentHashMap<>();
+  private volatile boolean closed;
 
-  ContainerLogs(BundleContext context, List<LogReaderService> readers, int capacity) {
+  /** Reads no log service until one is {@linkplain #addReader added}. */
+  ContainerLogs(BundleContext context, int capacity) {
     this.context = context;
-    this.readers = List.copyOf(readers);
     this.capacity = capacity;
     context.addBundleListener(this);
-    readers.forEach(reader -> reader.addLogListener(this));
     for (Bundle bundle : context.getBundles()) {
       containerOf(bundle.getLocation()).ifPresent(c -> logs.computeIfAbsent(c, k -> new ContainerLog(capacity)));
     }
-    // the little history the log service has, oldest first, for a container started before this component
-    for (LogReaderService reader : readers) {
-      List<LogEntry> history = new ArrayList<>();
-      for (Enumeration<LogEntry> e = reader.getLog(); e.hasMoreElements(); ) {
-        history.add(e.nextElement());
+  }
+
+  /**
+   * Reads the records of {@code reader} from now on, after the little history it has (oldest first), for a
+   * container started before it came.
+   */
+  synchronized void addReader(LogReaderService reader) {
+    if (closed || listeners.containsKey(reader)) {
+      return;
+    }
+    long before = readUntil.getOrDefault(reader, Long.MIN_VALUE);
+    LogListener listener = entry -> {
+      readUntil.merge(reader, entry.getTime(), Math::max);
+      logged(entry);
+    };
+    listeners.put(reader, listener);
+    reader.addLogListener(listener);
+    List<LogEntry> history = new ArrayList<>();
+    for (Enumeration<LogEntry> e = reader.getLog(); e.hasMoreElements(); ) {
+      LogEntry entry = e.nextElement();
+      if (entry.getTime() > before) {
+        history.add(entry);
       }
-      Collections.reverse(history);
-      history.forEach(this::logged);
+    }
+    Collections.reverse(history);
+    history.forEach(listener::logged);
+  }
+
+  /** Stops reading {@code reader}; what it logged stays. */
+  synchronized void removeReader(LogReaderService reader) {
+    LogListener listener = listeners.remove(reader);
+    if (listener != null) {
+      reader.removeLogListener(listener);
     }
   }
 
@@ -71,8 +99,8 @@ final class ContainerLogs implements LogListener, SynchronousBundleListener, Aut
     return Optional.ofNullable(logs.get(namespace + "/" + pod + "/" + container));
   }
 
-  @Override
-  public void logged(LogEntry entry) {
+  /** Keeps a record of a container's bundle. */
+  void logged(LogEntry entry) {
     Bundle bundle = entry.getBundle();
     if (bundle == null || bundle.getState() == Bundle.UNINSTALLED) {
       return; // a record that arrives after its bundle went would make a ring nobody releases
@@ -134,7 +162,10 @@ final class ContainerLogs implements LogListener, SynchronousBundleListener, Aut
 
   @Override
   public void close() {
-    readers.forEach(reader -> reader.removeLogListener(this));
+    synchronized (this) {
+      closed = true;
+      List.copyOf(listeners.keySet()).forEach(this::removeReader);
+    }
     try {
       context.removeBundleListener(this);
     } catch (IllegalStateException e) {

@@ -22,6 +22,7 @@ import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.log.LogReaderService;
 import org.osgi.service.metatype.annotations.Designate;
@@ -34,7 +35,6 @@ import org.slf4j.LoggerFactory;
  */
 @Component(configurationPid = NodeApiComponent.PID, configurationPolicy = ConfigurationPolicy.OPTIONAL,
     service = {}, immediate = true)
-// every log reader: in the launcher both Felix's log service (OSGi Logger records) and pax-logging (SLF4J) have one
 @Designate(ocd = NodeApiConfiguration.class)
 public final class NodeApiComponent {
 
@@ -50,12 +50,7 @@ public final class NodeApiComponent {
    * @throws IllegalArgumentException naming the key of a configuration that cannot be used
    */
   @Activate
-  public NodeApiComponent(BundleContext context, @Reference RegisteredNode node,
-      // optional, so that a framework whose log service declares no capability (Karaf's pax-logging) resolves the
-      // bundle; greedy, so that a log service that comes later is read too
-      @Reference(cardinality = ReferenceCardinality.MULTIPLE, policyOption = ReferencePolicyOption.GREEDY)
-      List<LogReaderService> readers,
-      NodeApiConfiguration config) {
+  public NodeApiComponent(BundleContext context, @Reference RegisteredNode node, NodeApiConfiguration config) {
     InetAddress address;
     try {
       address = InetAddress.getByName(config.address().isBlank() ? "0.0.0.0" : config.address().strip());
@@ -71,7 +66,7 @@ public final class NodeApiComponent {
     Map<String, String> tokens = config.token_file().isBlank() ? Map.of()
         : Callers.readTokens(Path.of(config.token_file().strip()));
     Callers callers = new Callers(tokens, Set.of(config.authorized_users()));
-    this.logs = new ContainerLogs(context, readers, Math.max(1, config.log_lines()));
+    this.logs = new ContainerLogs(context, Math.max(1, config.log_lines()));
     try {
       this.server = NodeApiServer.start(new InetSocketAddress(address, config.port()), identity, clientCas, callers,
           logs, Clock.systemUTC());
@@ -86,6 +81,25 @@ public final class NodeApiComponent {
     LOG.info("The node's API of {} serves https://{}:{}/containerLogs ({} client CA certificates, {} tokens, "
         + "serving certificate {})", node.nodeName(), address.getHostAddress(), server.port(), clientCas.size(),
         tokens.size(), config.tls_cert_file().isBlank() ? "self-signed" : config.tls_cert_file());
+  }
+
+  /**
+   * A log reader comes: its records are read from now on, after the little history it has. The reference is optional,
+   * so that a framework whose log service declares no capability (Karaf's pax-logging) resolves the bundle; greedy,
+   * so that a log service that comes later is read too; and dynamic, so that a log service that goes (pax-logging
+   * withdraws its reader while the framework stops) does not re-create the component and bind its port again.
+   *
+   * @param reader a log reader (in the launcher both Felix's log service and pax-logging have one)
+   */
+  @Reference(name = "logReader", cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+      policyOption = ReferencePolicyOption.GREEDY, unbind = "removeReader")
+  void addReader(LogReaderService reader) {
+    logs.addReader(reader);
+  }
+
+  /** @param reader a log reader that goes: its records are no longer read */
+  void removeReader(LogReaderService reader) {
+    logs.removeReader(reader);
   }
 
   private static Certificates.Identity identity(NodeApiConfiguration config, String nodeName) {

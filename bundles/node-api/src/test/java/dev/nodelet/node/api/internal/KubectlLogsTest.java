@@ -61,9 +61,10 @@ class KubectlLogsTest {
     kubeconfig = server.writeKubeconfig(dir.resolve("kubeconfig"));
     felix = new PodFramework(dir.resolve("felix"));
     Path clientCa = Files.writeString(dir.resolve("apiserver-client-ca.pem"), server.kubeletClientCaPem());
-    component = new NodeApiComponent(felix.context(), new Registered("edge-1"), List.of(felix.logReader()),
+    component = new NodeApiComponent(felix.context(), new Registered("edge-1"),
         Converters.standardConverter().convert(Map.of("port", 0, "address", "127.0.0.1",
             "client.ca.file", clientCa.toString())).to(NodeApiConfiguration.class));
+    component.addReader(felix.logReader());
     try (KubernetesClient client = server.newClient()) {
       Node node = client.nodes().resource(new NodeBuilder().withNewMetadata().withName("edge-1").endMetadata()
           .build()).create();

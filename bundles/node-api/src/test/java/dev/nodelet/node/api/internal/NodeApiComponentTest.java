@@ -29,6 +29,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.osgi.framework.Bundle;
+import org.osgi.service.log.LogReaderService;
 import org.osgi.service.log.Logger;
 import org.osgi.util.converter.Converters;
 
@@ -70,8 +71,10 @@ class NodeApiComponentTest {
         "client.ca.file", dir.resolve("client-ca.pem").toString(), "token.file", dir.resolve("tokens").toString(),
         "authorized.users", List.of("kube-apiserver-kubelet-client", "system:apiserver")));
     properties.putAll(extra);
-    return new NodeApiComponent(felix.context(), new Registered("edge-1"), List.of(felix.logReader()),
+    NodeApiComponent activated = new NodeApiComponent(felix.context(), new Registered("edge-1"),
         Converters.standardConverter().convert(properties).to(NodeApiConfiguration.class));
+    activated.addReader(felix.logReader()); // as Declarative Services binds the dynamic reference
+    return activated;
   }
 
   private TlsClient client(Certificates.Identity identity) throws Exception {
@@ -212,6 +215,29 @@ class NodeApiComponentTest {
     try (ServerSocket again = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
       assertThat(again.getLocalPort()).isEqualTo(port);
     }
+  }
+
+  @Test
+  void aLogReaderThatGoesAndComesLeavesTheServerOnItsPort() throws Exception {
+    component = activate(Map.of());
+    int port = component.port();
+    Bundle app = felix.install("nodelet-pod:shop/web-0/app", "shop.app");
+    Logger log = PodFramework.logger(app, "shop.App");
+    TlsClient client = client(apiServer);
+    LogReaderService reader = felix.logReader();
+
+    log.info("first");
+    await().atMost(Duration.ofSeconds(5)).until(() -> !client.get("/containerLogs/shop/web-0/app", null).body()
+        .isEmpty());
+
+    component.removeReader(reader); // as pax-logging withdraws its reader while the framework stops
+    log.info("while the reader was away");
+    component.addReader(reader);
+    log.info("read again");
+    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
+        client.get("/containerLogs/shop/web-0/app", null).body()).as("what it missed, once each")
+        .isEqualTo("INFO shop.App: first\nINFO shop.App: while the reader was away\nINFO shop.App: read again\n"));
+    assertThat(component.port()).as("the same server, on the same port").isEqualTo(port);
   }
 
   @Test

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code watch} strategy as a service. Its configuration goes through {@link LastGoodConfiguration}: a valid new
  * one builds a new strategy for the stores created from then on (the managers take fresh stores when the service's
- * properties change; the strategy before stops its watches and sweep timer with its last store), an invalid one is
+ * properties change; the strategy before is retired through {@link Running#retiring}, and stops its watches and
+ * sweep timer with its last store), an invalid one is
  * refused with an error naming the key. A change of {@code max.watches} alone applies to the strategy in force, so
  * that the stores keep their objects and the budget holds across the change. Each object's watch is a reflector of
  * {@code nodelet-kube}'s {@link Reflectors} service, over its client: the watches share its connections and restart
@@ -112,7 +113,12 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
   private final LastGoodConfiguration<WatchStrategyConfiguration, Settings> configuration;
   /** Shared by the strategies built one after another, so that the counts go on. */
   private final WatchMetrics metrics = new WatchMetrics();
-  private final Running<WatchStrategyRuntime> strategy = new Running<>();
+  /**
+   * A strategy replaced keeps serving the stores it created until their managers have taken fresh ones from its
+   * successor (the service's new properties tell them to), then closes: closing it at once would stop the watches
+   * that those stores still answer gets from.
+   */
+  private final Running<WatchStrategyRuntime> strategy = Running.retiring(WatchStrategyRuntime::closeWhenUnused);
   /** The open persistence directory of {@link #strategy}, if any; changed with it. */
   private final Running<Persistence> persistence = new Running<>();
 
@@ -155,7 +161,7 @@ public final class WatchStrategyComponent implements StoreStrategy, MultiCollect
       }
       if (next.persistence().equals(previous.get().persistence())) {
         // the same directory stays open, shared by the old stores and the new ones
-        strategy.swap(build(next, true)).closeWhenUnused();
+        strategy.replace(build(next, true));
         return;
       }
       // the files of a persistence directory are open in one place at a time: the old stores end first

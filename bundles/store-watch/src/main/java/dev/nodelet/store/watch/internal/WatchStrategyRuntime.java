@@ -24,7 +24,8 @@ import java.util.function.Supplier;
 /**
  * A running {@code watch} strategy: its timer, the engine it may have built, the budget its stores share, and the
  * stores it created and has not seen close. The exported {@code WatchStoreStrategy} and the strategy component both
- * run on one; the component also retires it ({@link #closeWhenUnused()}) when a new configuration replaces it.
+ * run on one; the component retires it ({@link #closeWhenUnused()}, its {@code Running}'s retiring hook) when a new
+ * configuration replaces it.
  */
 public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable {
 
@@ -150,13 +151,13 @@ public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable 
     return store;
   }
 
-  /** @return the number of stores this strategy created that are not closed yet */
-  public int openStores() {
+  /** @return the number of stores this strategy created that are not closed yet; for tests */
+  int openStores() {
     return openStores.size();
   }
 
-  /** @return true once {@link #close()} ran, directly or through {@link #closeWhenUnused()} */
-  public boolean isClosed() {
+  /** @return true once {@link #close()} ran, directly or through {@link #closeWhenUnused()}; for tests */
+  boolean isClosed() {
     return closed.get();
   }
 
@@ -178,7 +179,7 @@ public final class WatchStrategyRuntime implements StoreStrategy, AutoCloseable 
    * Closes the strategy once its last open store closes (at once if none is open), so that the stores in use keep
    * working until their owner has moved to another strategy. Idempotent.
    */
-  public void closeWhenUnused() {
+  void closeWhenUnused() {
     retiring = true;
     if (openStores.isEmpty()) {
       close();
