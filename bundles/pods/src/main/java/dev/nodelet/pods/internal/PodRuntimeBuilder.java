@@ -124,8 +124,8 @@ final class PodRuntimeBuilder {
 
   /** @return a runtime that does not follow the managers' watches: {@link PodRuntime#objectChanged} is its caller's */
   PodRuntime build() {
-    Objects.requireNonNull(configMap, "managers");
-    Objects.requireNonNull(work, "work");
+    Objects.requireNonNull(configMap, "no managers: call managers(...) before build()");
+    Objects.requireNonNull(work, "no work folder: call work(...) before build()");
     ObjectLookup lookup = new ObjectLookup() {
       @Override
       public ConfigMap configMap(String namespace, String name) {
