@@ -6,22 +6,18 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.cm.ConfigurationAdmin;
 
 /**
- * The pods' runtime as the {@code nodelet-pods} component builds it (its executor, delivery, images from a local
- * Maven repository folder, events, and the managers' watch followed), for the benchmarks, which live outside the
- * bundle: this class shares the bundle's internal package on the benchmarks' plain class path.
+ * The pods' runtime as the {@code nodelet-pods} component builds it ({@link PodRuntimeBuilder}), with images from
+ * a local Maven repository folder, for the benchmarks, which live outside the bundle: this class shares the bundle's
+ * internal package on the benchmarks' plain class path.
  */
 public final class PodRuntimeRig implements AutoCloseable {
 
-  private final PodRuntime runtime;
-  private final ObjectWatches watches = new ObjectWatches();
+  private final PodRuntimeBuilder.Following running;
 
   /**
    * @param context the framework the pods' bundles are installed in
@@ -35,49 +31,27 @@ public final class PodRuntimeRig implements AutoCloseable {
    */
   public PodRuntimeRig(BundleContext context, ConfigurationAdmin admin, KubernetesClient client,
       ObjectManager<ConfigMap> configMaps, ObjectManager<Secret> secrets, Path repository, Path work, String node) {
-    ObjectLookup lookup = new ObjectLookup() {
-      @Override
-      public ConfigMap configMap(String namespace, String name) {
-        return configMaps.get(namespace, name);
-      }
-
-      @Override
-      public Secret secret(String namespace, String name) {
-        return secrets.get(namespace, name);
-      }
-    };
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread thread = new Thread(r, "nodelet-pods");
-      thread.setDaemon(true);
-      return thread;
-    });
-    executor.setRemoveOnCancelPolicy(true);
-    runtime = new PodRuntime(context, new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(admin), work, PodDevices.none()),
-        new ImageSource(repository, List.of(), List.of(), List.of(), work.resolve("downloads")), Clock.systemUTC(),
-        executor, node, 110, new PodEvents(client, node, Clock.systemUTC()));
-    watches.<ConfigMap>follow(false, configMaps::watch, runtime::objectChanged);
-    watches.<Secret>follow(true, secrets::watch, runtime::objectChanged);
+    running = new PodRuntimeBuilder(context, client, node, admin).managers(configMaps, secrets)
+        .localRepository(repository).work(work).start();
   }
 
   /** The pod source's news of a pod of this node. */
   public void podUpdated(Pod pod) {
-    runtime.podUpdated(pod);
+    running.runtime().podUpdated(pod);
   }
 
   /** The pod left this node. */
   public void podRemoved(Pod pod) {
-    runtime.podRemoved(pod);
+    running.runtime().podRemoved(pod);
   }
 
   /** @return true once the work queued so far is done */
   public boolean awaitIdle(Duration timeout) throws InterruptedException {
-    return runtime.awaitIdle(timeout);
+    return running.runtime().awaitIdle(timeout);
   }
 
   @Override
   public void close() {
-    watches.close();
-    runtime.close();
+    running.close();
   }
 }

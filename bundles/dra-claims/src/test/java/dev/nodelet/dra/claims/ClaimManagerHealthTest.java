@@ -1,10 +1,11 @@
 package dev.nodelet.dra.claims;
 
+import static dev.nodelet.dra.claims.ClaimManagerRig.GPU;
+import static dev.nodelet.dra.claims.ClaimManagerRig.NODE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import dev.nodelet.dra.DeviceHealth;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -14,16 +15,11 @@ import io.fabric8.kubernetes.api.model.ResourceStatus;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Device health reaches the pod's {@code allocatedResourcesStatus} on the embedded API server and survives a
@@ -31,38 +27,19 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClaimManagerHealthTest {
 
-  private static final String NODE = "node-a";
-  private static final String GPU = "gpu.example.com";
-
-  @TempDir
-  Path state;
   @AutoClose
-  private final EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
-  @AutoClose
-  private final KubernetesClient client = server.newClient();
-  private final ManualScheduler scheduler = new ManualScheduler();
-  private final TestDriver gpu = new TestDriver(GPU);
-  private final List<ClaimManager> managers = new ArrayList<>();
-
-  @AfterEach
-  void stop() {
-    managers.forEach(ClaimManager::close);
-  }
+  private final ClaimManagerRig rig = new ClaimManagerRig();
 
   private ClaimManager manager() {
-    ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).clock(scheduler.clock)
-        .executor(scheduler).build();
-    managers.add(manager);
-    manager.addDriver(gpu);
-    manager.addHealthSource(gpu);
-    manager.start();
-    scheduler.runDue();
-    return manager;
+    ClaimManager manager = rig.builder().build();
+    manager.addDriver(rig.gpu);
+    manager.addHealthSource(rig.gpu);
+    return rig.start(manager);
   }
 
   /** Two devices, one per request, reserved for the pod and controlled by it (a claim made from a template). */
   private void templateClaim(String podUid) {
-    ResourceClaim created = client.resources(ResourceClaim.class).inNamespace("default").resource(
+    ResourceClaim created = rig.client.resources(ResourceClaim.class).inNamespace("default").resource(
         new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName("pod-1-gpu-x7k2q")
             .withOwnerReferences(new OwnerReferenceBuilder().withApiVersion("v1").withKind("Pod").withName("pod-1")
                 .withUid(podUid).withController(true).build())
@@ -72,12 +49,12 @@ class ClaimManagerHealthTest {
         .addNewResult().withDriver(GPU).withPool("pool").withDevice("gpu-1").withRequest("small").endResult()
         .endDevices().endAllocation().addNewReservedFor().withResource("pods").withName("pod-1").withUid(podUid)
         .endReservedFor().build());
-    client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
+    rig.client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
   }
 
   /** pod-1 on the API server with a running container that uses the whole claim and one that uses a request. */
   private Pod runningPod() {
-    Pod pod = client.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
+    Pod pod = rig.client.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
         .withNamespace("default").withName("pod-1").endMetadata().withNewSpec().withNodeName(NODE)
         .addNewResourceClaim().withName("gpu").withResourceClaimTemplateName("gpu-template").endResourceClaim()
         .addNewContainer().withName("main").withImage("app").withNewResources().addNewClaim().withName("gpu")
@@ -90,18 +67,18 @@ class ClaimManagerHealthTest {
         .withNewState().withNewRunning().endRunning().endState().endContainerStatus()
         .addNewContainerStatus().withName("helper").withImage("app").withReady(true).withRestartCount(0)
         .withNewState().withNewRunning().endRunning().endState().endContainerStatus().build());
-    return client.pods().inNamespace("default").resource(pod).updateStatus();
+    return rig.client.pods().inNamespace("default").resource(pod).updateStatus();
   }
 
   private List<ResourceStatus> statusOf(String container) {
-    return client.pods().inNamespace("default").withName("pod-1").get().getStatus().getContainerStatuses().stream()
+    return rig.client.pods().inNamespace("default").withName("pod-1").get().getStatus().getContainerStatuses().stream()
         .filter(c -> c.getName().equals(container)).findFirst().map(ContainerStatus::getAllocatedResourcesStatus)
         .orElse(null);
   }
 
   private void report(String device, DeviceHealth.Health health, Duration timeout) {
-    gpu.report(new DeviceHealth("pool", device, health, scheduler.clock.instant(), timeout, ""));
-    scheduler.runDue();
+    rig.gpu.report(new DeviceHealth("pool", device, health, rig.scheduler.clock.instant(), timeout, ""));
+    rig.scheduler.runDue();
   }
 
   @Test
@@ -110,7 +87,7 @@ class ClaimManagerHealthTest {
     templateClaim(pod.getMetadata().getUid());
     ClaimManager manager = manager();
     manager.podUpdated(pod);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(statusOf("main")).singleElement().satisfies(s -> {
       assertThat(s.getName()).isEqualTo("claim:gpu");
       assertThat(s.getResources()).extracting(ResourceHealth::getResourceID, ResourceHealth::getHealth)
@@ -130,7 +107,7 @@ class ClaimManagerHealthTest {
     });
 
     // no new report: the lease of gpu-1 runs out and the pod says so without waiting for the driver
-    scheduler.advance(Duration.ofSeconds(31));
+    rig.scheduler.advance(Duration.ofSeconds(31));
     assertThat(statusOf("helper")).singleElement().extracting(ResourceStatus::getResources).asList()
         .extracting("health").containsExactly("Unknown");
     assertThat(statusOf("main")).singleElement().extracting(ResourceStatus::getResources).asList()
@@ -143,12 +120,12 @@ class ClaimManagerHealthTest {
     templateClaim(pod.getMetadata().getUid());
     ClaimManager manager = manager();
     manager.podUpdated(pod);
-    scheduler.runDue();
-    Pod written = client.pods().inNamespace("default").withName("pod-1").get();
+    rig.scheduler.runDue();
+    Pod written = rig.client.pods().inNamespace("default").withName("pod-1").get();
     manager.podUpdated(written); // the pod source reports the write back
     report("gpu-0", DeviceHealth.Health.UNKNOWN, Duration.ofSeconds(30)); // no change to what the pod says
-    scheduler.runDue();
-    assertThat(client.pods().inNamespace("default").withName("pod-1").get().getMetadata().getResourceVersion())
+    rig.scheduler.runDue();
+    assertThat(rig.client.pods().inNamespace("default").withName("pod-1").get().getMetadata().getResourceVersion())
         .isEqualTo(written.getMetadata().getResourceVersion());
   }
 
@@ -156,11 +133,11 @@ class ClaimManagerHealthTest {
   void healthIsPersistedNextToTheCheckpointAndRestoredAtStart() {
     ClaimManager first = manager();
     report("gpu-0", DeviceHealth.Health.UNHEALTHY, Duration.ofMinutes(5));
-    assertThat(state.resolve("dra_health_state")).exists();
+    assertThat(rig.state.resolve("dra_health_state")).exists();
     first.close();
 
     ClaimManager second = manager();
-    gpu.healthListener = null; // the driver has not reported since the restart
+    rig.gpu.healthListener = null; // the driver has not reported since the restart
     assertThat(second.health()).extracting(DeviceHealthInfo::driver, DeviceHealthInfo::device,
         DeviceHealthInfo::health).containsExactly(tuple(GPU, "gpu-0", DeviceHealth.Health.UNHEALTHY));
   }
@@ -172,13 +149,13 @@ class ClaimManagerHealthTest {
     assertThat(manager.health()).hasSize(1);
 
     manager.addDriver(new dev.nodelet.testing.dra.PreparingDriver(GPU)); // the newer one registers no health
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(manager.health()).as("the older one still reports").hasSize(1);
-    manager.removeDriver(gpu);
-    manager.removeHealthSource(gpu);
-    scheduler.runDue();
+    manager.removeDriver(rig.gpu);
+    manager.removeHealthSource(rig.gpu);
+    rig.scheduler.runDue();
     assertThat(manager.health()).isEmpty();
-    assertThat(gpu.healthListener).as("its stream ended").isNull();
+    assertThat(rig.gpu.healthListener).as("its stream ended").isNull();
   }
 
   @Test
@@ -186,10 +163,10 @@ class ClaimManagerHealthTest {
     ClaimManager manager = manager();
     TestDriver nic = new TestDriver("nic.example.com");
     manager.addHealthSource(nic);
-    scheduler.runDue();
-    nic.report(new DeviceHealth("pool", "nic-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
+    rig.scheduler.runDue();
+    nic.report(new DeviceHealth("pool", "nic-0", DeviceHealth.Health.UNHEALTHY, rig.scheduler.clock.instant(),
         Duration.ofMinutes(5), ""));
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(manager.health()).extracting(DeviceHealthInfo::driver, DeviceHealthInfo::health)
         .contains(tuple("nic.example.com", DeviceHealth.Health.UNHEALTHY));
   }
@@ -200,13 +177,13 @@ class ClaimManagerHealthTest {
     TestDriver newer = new TestDriver(GPU);
     manager.addDriver(newer);
     manager.addHealthSource(newer);
-    newer.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
+    newer.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, rig.scheduler.clock.instant(),
         Duration.ofMinutes(5), ""));
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
-    manager.removeDriver(gpu);
-    manager.removeHealthSource(gpu);
-    scheduler.runDue();
+    manager.removeDriver(rig.gpu);
+    manager.removeHealthSource(rig.gpu);
+    rig.scheduler.runDue();
     assertThat(newer.healthWatches).as("the newer stream was not restarted").hasValue(1);
     assertThat(newer.healthListener).isNotNull();
     assertThat(manager.health()).extracting(DeviceHealthInfo::health).containsExactly(DeviceHealth.Health.UNHEALTHY);
@@ -214,7 +191,7 @@ class ClaimManagerHealthTest {
 
   @Test
   void anUnreadableHealthStateIsAnEmptyOne() throws Exception {
-    Files.writeString(state.resolve("dra_health_state"), "{not json");
+    Files.writeString(rig.state.resolve("dra_health_state"), "{not json");
     assertThat(manager().health()).isEmpty();
   }
 }

@@ -1,5 +1,8 @@
 package dev.nodelet.dra.claims;
 
+import static dev.nodelet.dra.claims.ClaimManagerRig.GPU;
+import static dev.nodelet.dra.claims.ClaimManagerRig.NODE;
+import static dev.nodelet.dra.claims.ClaimManagerRig.claim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,20 +16,14 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The kubelet's rules that the claim manager follows, on drivable time (a {@link ManualScheduler}: every step runs
@@ -34,33 +31,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClaimManagerRulesTest {
 
-  private static final String NODE = "node-a";
-  private static final String GPU = "gpu.example.com";
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @TempDir
-  Path state;
   @AutoClose
-  private final EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
-  @AutoClose
-  private final KubernetesClient client = server.newClient();
-  private final ManualScheduler scheduler = new ManualScheduler();
-  private final TestDriver gpu = new TestDriver(GPU);
-  private final List<ClaimManager> managers = new ArrayList<>();
-
-  @AfterEach
-  void stop() {
-    managers.forEach(ClaimManager::close);
-  }
+  private final ClaimManagerRig rig = new ClaimManagerRig();
 
   private ClaimManager manager(Map<String, Boolean> gates) {
-    ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).clock(scheduler.clock)
-        .executor(scheduler).featureGates(gates).build();
-    managers.add(manager);
-    manager.addDriver(gpu);
-    manager.start();
-    scheduler.runDue();
-    return manager;
+    return rig.manager(b -> b.featureGates(gates));
   }
 
   private ClaimManager manager() {
@@ -86,22 +63,18 @@ class ClaimManagerRulesTest {
   /** A claim allocated with one device of request {@code request}, reserved for one consumer. */
   private ResourceClaim allocate(String name, String request, String apiGroup, String resource, String consumer,
       String consumerUid) {
-    ResourceClaim created = client.resources(ResourceClaim.class).inNamespace("default").resource(
+    ResourceClaim created = rig.client.resources(ResourceClaim.class).inNamespace("default").resource(
         new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(name).endMetadata()
             .withNewSpec().endSpec().build()).create();
     created.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
         .withDriver(GPU).withPool("pool").withDevice(name + "-dev").withRequest(request).endResult().endDevices()
         .endAllocation().addToReservedFor(new ResourceClaimConsumerReferenceBuilder().withApiGroup(apiGroup)
             .withResource(resource).withName(consumer).withUid(consumerUid).build()).build());
-    return client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
+    return rig.client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
   }
 
   private ResourceClaim allocate(String name, String podName, String podUid) {
     return allocate(name, "req", null, "pods", podName, podUid);
-  }
-
-  private static ClaimInfo claim(ClaimManager manager, String name) {
-    return manager.claims().stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
   }
 
   @Test
@@ -111,37 +84,37 @@ class ClaimManagerRulesTest {
     ClaimManager first = manager();
     first.podUpdated(running(pod("pod-1", "uid-1", "running")));
     first.podUpdated(pod("pod-2", "uid-2", "starting").build()); // prepared, its containers not started yet
-    scheduler.runDue();
-    assertThat(gpu.calls).containsExactlyInAnyOrder("prepare running", "prepare starting");
+    rig.scheduler.runDue();
+    assertThat(rig.gpu.calls).containsExactlyInAnyOrder("prepare running", "prepare starting");
     first.close();
 
     // a reboot may have wiped the CDI specs: the kubelet prepares a claim again when a pod starts with it
     ClaimManager second = manager();
     second.podUpdated(running(pod("pod-1", "uid-1", "running")));
     second.podUpdated(pod("pod-2", "uid-2", "starting").build());
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
-    assertThat(gpu.calls).filteredOn("prepare running"::equals).as("a running pod is not prepared again")
+    assertThat(rig.gpu.calls).filteredOn("prepare running"::equals).as("a running pod is not prepared again")
         .hasSize(1);
-    assertThat(gpu.calls).filteredOn("prepare starting"::equals).hasSize(2);
+    assertThat(rig.gpu.calls).filteredOn("prepare starting"::equals).hasSize(2);
     assertThat(claim(second, "running").state()).isEqualTo(ClaimInfo.State.PREPARED);
     assertThat(second.containers()).extracting(ContainerDevices::podName, ContainerDevices::cdiDeviceIds)
         .containsExactly(org.assertj.core.groups.Tuple.tuple("pod-1", List.of("k8s.gpu.example.com/device=running-dev")),
             org.assertj.core.groups.Tuple.tuple("pod-2", List.of("k8s.gpu.example.com/device=starting-dev")));
 
     // a new pod that starts with the running pod's claim prepares it again too
-    ResourceClaim shared = client.resources(ResourceClaim.class).inNamespace("default").withName("running").get();
+    ResourceClaim shared = rig.client.resources(ResourceClaim.class).inNamespace("default").withName("running").get();
     shared.getStatus().getReservedFor().add(new ResourceClaimConsumerReferenceBuilder().withResource("pods")
         .withName("pod-3").withUid("uid-3").build());
-    client.resources(ResourceClaim.class).inNamespace("default").resource(shared).updateStatus();
+    rig.client.resources(ResourceClaim.class).inNamespace("default").resource(shared).updateStatus();
     second.podUpdated(pod("pod-3", "uid-3", "running").build());
-    scheduler.runDue();
-    assertThat(gpu.calls).filteredOn("prepare running"::equals).hasSize(2);
+    rig.scheduler.runDue();
+    assertThat(rig.gpu.calls).filteredOn("prepare running"::equals).hasSize(2);
   }
 
   @Test
   void aMissingCheckpointIsCreatedAtStart() throws Exception {
-    assertThat(state.resolve("dra_manager_state")).doesNotExist();
+    assertThat(rig.state.resolve("dra_manager_state")).doesNotExist();
     manager();
     assertThat(entries()).isEmpty();
   }
@@ -159,9 +132,9 @@ class ClaimManagerRulesTest {
     ClaimManager manager = manager();
     manager.podUpdated(running(pod("pod-1", "uid-1", "kept")));
     manager.podUpdated(pod("pod-2", "uid-2", "other").build()); // its prepare rewrites the checkpoint
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
-    assertThat(gpu.calls).containsExactly("prepare other");
+    assertThat(rig.gpu.calls).containsExactly("prepare other");
     JsonNode kept = entries().stream().filter(e -> e.get("ClaimName").asText().equals("kept")).findFirst()
         .orElseThrow();
     JsonNode device = kept.get("DriverState").get(GPU).get("Devices").get(0);
@@ -182,12 +155,12 @@ class ClaimManagerRulesTest {
     allocate("group-claim", "req", "scheduling.k8s.io", "podgroups", "group-a", "group-uid");
     ClaimManager manager = manager();
     manager.podUpdated(inGroup(pod("pod-1", "uid-1", "group-claim"), "group-a"));
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
     assertThat(claim(manager, "group-claim").error()).isEqualTo("ResourceClaim default/group-claim is reserved for"
         + " PodGroup group-a of pod pod-1, which needs feature gate DRAWorkloadResourceClaims (off; turn it on in"
         + " feature.gates of dev.nodelet.dra.claims)");
-    assertThat(gpu.calls).isEmpty();
+    assertThat(rig.gpu.calls).isEmpty();
   }
 
   @Test
@@ -198,23 +171,23 @@ class ClaimManagerRulesTest {
     fromTemplate.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
         .withApiVersion("scheduling.k8s.io/v1alpha2").withKind("PodGroup").withName("group-a").withUid("group-uid")
         .withController(true).build()));
-    client.resources(ResourceClaim.class).inNamespace("default").resource(fromTemplate).update();
+    rig.client.resources(ResourceClaim.class).inNamespace("default").resource(fromTemplate).update();
     ClaimManager manager = manager(Map.of("DRAWorkloadResourceClaims", true));
     PodBuilder pod = pod("pod-1", "uid-1", "group-claim").editSpec().addNewResourceClaim().withName("gpu")
         .withResourceClaimTemplateName("gpu-template").endResourceClaim().endSpec().withNewStatus()
         .addNewResourceClaimStatus().withName("gpu").withResourceClaimName("group-a-gpu-x7k2q")
         .endResourceClaimStatus().endStatus();
     manager.podUpdated(inGroup(pod, "group-a"));
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
-    assertThat(gpu.calls).containsExactlyInAnyOrder("prepare group-a-gpu-x7k2q", "prepare group-claim");
+    assertThat(rig.gpu.calls).containsExactlyInAnyOrder("prepare group-a-gpu-x7k2q", "prepare group-claim");
     assertThat(claim(manager, "group-claim").state()).isEqualTo(ClaimInfo.State.PREPARED);
     assertThat(claim(manager, "group-a-gpu-x7k2q").state()).isEqualTo(ClaimInfo.State.PREPARED);
   }
 
   @Test
   void anUnknownFeatureGateIsRefusedNamingTheKnownOnes() {
-    assertThatThrownBy(() -> ClaimManager.builder(client, NODE).featureGates(Map.of("DRAMagic", true)))
+    assertThatThrownBy(() -> ClaimManager.builder(rig.client, NODE).featureGates(Map.of("DRAMagic", true)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("unknown feature gate DRAMagic; known: DRAExtendedResource, DRAOptionalNodeOperations, DRAWorkloadResourceClaims");
   }
@@ -234,9 +207,9 @@ class ClaimManagerRulesTest {
     allocate("pod-1-extended-resources-abcde", "container-0-request-0", null, "pods", "pod-1", "uid-1");
     ClaimManager manager = manager();
     manager.podUpdated(extendedResourcePod());
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
-    assertThat(gpu.calls).containsExactly("prepare pod-1-extended-resources-abcde");
+    assertThat(rig.gpu.calls).containsExactly("prepare pod-1-extended-resources-abcde");
     assertThat(manager.containers()).singleElement().satisfies(c -> {
       assertThat(c.container()).isEqualTo("main");
       assertThat(c.podClaim()).isEqualTo("pod-1-extended-resources-abcde");
@@ -250,9 +223,9 @@ class ClaimManagerRulesTest {
     allocate("pod-1-extended-resources-abcde", "container-0-request-0", null, "pods", "pod-1", "uid-1");
     ClaimManager manager = manager(Map.of("DRAExtendedResource", false));
     manager.podUpdated(extendedResourcePod());
-    scheduler.runDue();
+    rig.scheduler.runDue();
 
-    assertThat(gpu.calls).isEmpty();
+    assertThat(rig.gpu.calls).isEmpty();
     assertThat(manager.claims()).isEmpty();
     assertThat(manager.containers()).isEmpty();
   }
@@ -260,12 +233,12 @@ class ClaimManagerRulesTest {
   private void writeCheckpoint(String data) throws Exception {
     CRC32 crc = new CRC32();
     crc.update(data.getBytes(StandardCharsets.UTF_8));
-    Files.writeString(state.resolve("dra_manager_state"), JSON.writeValueAsString(Map.of("Data", data,
+    Files.writeString(rig.state.resolve("dra_manager_state"), JSON.writeValueAsString(Map.of("Data", data,
         "Checksum", crc.getValue())));
   }
 
   private List<JsonNode> entries() throws Exception {
-    JsonNode outer = JSON.readTree(state.resolve("dra_manager_state").toFile());
+    JsonNode outer = JSON.readTree(rig.state.resolve("dra_manager_state").toFile());
     List<JsonNode> out = new ArrayList<>();
     JSON.readTree(outer.get("Data").asText()).get("ClaimInfoStateList").forEach(out::add);
     return out;

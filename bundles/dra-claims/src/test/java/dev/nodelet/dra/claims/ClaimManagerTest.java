@@ -1,5 +1,8 @@
 package dev.nodelet.dra.claims;
 
+import static dev.nodelet.dra.claims.ClaimManagerRig.GPU;
+import static dev.nodelet.dra.claims.ClaimManagerRig.NODE;
+import static dev.nodelet.dra.claims.ClaimManagerRig.claim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
@@ -9,23 +12,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.PreparedDevice;
 import dev.nodelet.dra.claims.internal.ClaimsMetrics;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The claim manager against the embedded API server, with claims allocated by the test as the scheduler would, on
@@ -33,38 +31,20 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClaimManagerTest {
 
-  private static final String NODE = "node-a";
-  private static final String GPU = "gpu.example.com";
   private static final String NIC = "nic.example.com";
 
-  @TempDir
-  Path state;
-  // closed after the managers, which the @AfterEach method closes
   @AutoClose
-  private final EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
-  @AutoClose
-  private final KubernetesClient client = server.newClient();
-  private final List<ClaimManager> managers = new ArrayList<>();
-  private final TestDriver gpu = new TestDriver(GPU);
+  private final ClaimManagerRig rig = new ClaimManagerRig();
   private final TestDriver nic = new TestDriver(NIC);
-  private final ManualScheduler scheduler = new ManualScheduler();
-
-  @AfterEach
-  void stop() {
-    managers.forEach(ClaimManager::close);
-  }
 
   private ClaimManager manager(Duration sweep) {
-    ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(state).sweepPeriod(sweep)
-        .retry(Duration.ofMillis(50), Duration.ofMillis(400)).clock(scheduler.clock).executor(scheduler).build();
-    managers.add(manager);
-    manager.addDriver(gpu);
+    ClaimManager manager = rig.builder().sweepPeriod(sweep).retry(Duration.ofMillis(50), Duration.ofMillis(400))
+        .build();
+    manager.addDriver(rig.gpu);
     manager.addDriver(nic);
-    manager.addHealthSource(gpu);
+    manager.addHealthSource(rig.gpu);
     manager.addHealthSource(nic);
-    manager.start();
-    scheduler.runDue();
-    return manager;
+    return rig.start(manager);
   }
 
   private ClaimManager manager() {
@@ -85,7 +65,7 @@ class ClaimManagerTest {
 
   /** A claim allocated with one device of the driver and reserved for the pod, as the scheduler leaves it. */
   private ResourceClaim allocate(String name, String driver, String podName, String podUid) {
-    ResourceClaim created = client.resources(ResourceClaim.class).inNamespace("default").resource(
+    ResourceClaim created = rig.client.resources(ResourceClaim.class).inNamespace("default").resource(
         new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(name).endMetadata()
             .withNewSpec().withNewDevices().addNewRequest().withName("req").withNewExactly()
             .withDeviceClassName("gpu.example.com").endExactly().endRequest().endDevices().endSpec().build())
@@ -94,11 +74,7 @@ class ClaimManagerTest {
         .withNewAllocation().withNewDevices().addNewResult().withDriver(driver).withPool("pool")
         .withDevice(name + "-dev").withRequest("req").endResult().endDevices().endAllocation()
         .addNewReservedFor().withResource("pods").withName(podName).withUid(podUid).endReservedFor().build());
-    return client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
-  }
-
-  private ClaimInfo claim(ClaimManager manager, String name) {
-    return manager.claims().stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
+    return rig.client.resources(ResourceClaim.class).inNamespace("default").resource(created).updateStatus();
   }
 
   private static boolean prepared(ClaimManager manager, String... names) {
@@ -119,14 +95,14 @@ class ClaimManagerTest {
     Pod pod = pod("pod-1", "uid-1", "claim-gpu", "claim-nic");
 
     manager.podUpdated(pod);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(prepared(manager, "claim-gpu", "claim-nic")).isTrue();
     manager.podUpdated(new PodBuilder(pod).editMetadata().withResourceVersion("2").endMetadata().build());
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(manager.containers()).extracting(ContainerDevices::cdiDeviceIds)
         .containsExactly(List.of("k8s.gpu.example.com/device=claim-gpu-dev"),
             List.of("k8s.nic.example.com/device=claim-nic-dev"));
-    assertThat(gpu.calls).containsExactly("prepare claim-gpu");
+    assertThat(rig.gpu.calls).containsExactly("prepare claim-gpu");
     assertThat(nic.calls).containsExactly("prepare claim-nic");
     assertThat(claim(manager, "claim-gpu").pods()).containsExactly("default/pod-1");
     assertThat(claim(manager, "claim-gpu").state()).isEqualTo(ClaimInfo.State.PREPARED);
@@ -136,9 +112,9 @@ class ClaimManagerTest {
         c.podClaim(), c.request())).containsExactly("default", "pod-1", "main", "entry-claim-nic", "req"));
 
     manager.podRemoved(pod);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(manager.claims()).isEmpty();
-    assertThat(gpu.calls).containsExactly("prepare claim-gpu", "unprepare claim-gpu");
+    assertThat(rig.gpu.calls).containsExactly("prepare claim-gpu", "unprepare claim-gpu");
     assertThat(nic.calls).containsExactly("prepare claim-nic", "unprepare claim-nic");
     assertThat(checkpointEntries()).isEmpty();
   }
@@ -148,23 +124,23 @@ class ClaimManagerTest {
     ResourceClaim shared = allocate("shared", GPU, "pod-1", "uid-1");
     shared.getStatus().getReservedFor().add(new io.fabric8.kubernetes.api.model.resource.v1
         .ResourceClaimConsumerReferenceBuilder().withResource("pods").withName("pod-2").withUid("uid-2").build());
-    client.resources(ResourceClaim.class).inNamespace("default").resource(shared).updateStatus();
+    rig.client.resources(ResourceClaim.class).inNamespace("default").resource(shared).updateStatus();
     ClaimManager manager = manager();
     Pod one = pod("pod-1", "uid-1", "shared");
     Pod two = pod("pod-2", "uid-2", "shared");
     manager.podUpdated(one);
     manager.podUpdated(two);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(prepared(manager, "shared")).isTrue();
     assertThat(claim(manager, "shared").pods()).hasSize(2);
 
     manager.podRemoved(one);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(claim(manager, "shared").pods()).containsExactly("default/pod-2");
     manager.podRemoved(two);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(manager.claims()).isEmpty();
-    assertThat(gpu.calls).containsExactly("prepare shared", "unprepare shared");
+    assertThat(rig.gpu.calls).containsExactly("prepare shared", "unprepare shared");
   }
 
   @Test
@@ -176,7 +152,7 @@ class ClaimManagerTest {
         .build();
     first.podUpdated(kept);
     first.podUpdated(pod("pod-2", "uid-2", "gone"));
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(prepared(first, "kept", "gone")).isTrue();
     first.close();
     assertThat(checkpointEntries()).hasSize(2);
@@ -184,13 +160,13 @@ class ClaimManagerTest {
     // pod-2 was deleted while Nodelet was down
     ClaimManager second = manager(Duration.ofSeconds(60));
     second.podUpdated(kept);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(second.claims()).as("pod-2 may still come back until the first sweep").hasSize(2);
-    scheduler.advance(Duration.ofSeconds(60));
+    rig.scheduler.advance(Duration.ofSeconds(60));
     assertThat(second.claims()).hasSize(1);
     assertThat(claim(second, "kept").state()).isEqualTo(ClaimInfo.State.PREPARED);
     assertThat(claim(second, "kept").devices().get(GPU)).hasSize(1);
-    assertThat(gpu.calls).as("a running pod is not prepared again").containsExactly("prepare kept");
+    assertThat(rig.gpu.calls).as("a running pod is not prepared again").containsExactly("prepare kept");
     assertThat(nic.calls).containsExactly("prepare gone", "unprepare gone");
     assertThat(checkpointEntries()).extracting(e -> e.get("ClaimName").asText()).containsExactly("kept");
   }
@@ -198,43 +174,43 @@ class ClaimManagerTest {
   @Test
   void aDriverThatFailsPrepareIsRetriedWithTheErrorVisible() {
     allocate("claim-gpu", GPU, "pod-1", "uid-1");
-    gpu.failPrepares.set(3);
+    rig.gpu.failPrepares.set(3);
     ClaimManager manager = manager();
     manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu"));
 
-    scheduler.runDue();
+    rig.scheduler.runDue();
     ClaimInfo failed = claim(manager, "claim-gpu");
     assertThat(failed.state()).isEqualTo(ClaimInfo.State.FAILED);
     assertThat(failed.error()).contains("gpu.example.com", "device busy");
-    assertThat(failed.nextRetry()).isEqualTo(scheduler.clock.instant().plusMillis(50));
-    scheduler.advance(Duration.ofMillis(50 + 100)); // the second and third attempts fail too
-    assertThat(gpu.calls).hasSize(3);
-    assertThat(claim(manager, "claim-gpu").nextRetry()).isEqualTo(scheduler.clock.instant().plusMillis(200));
-    scheduler.advance(Duration.ofMillis(200));
+    assertThat(failed.nextRetry()).isEqualTo(rig.scheduler.clock.instant().plusMillis(50));
+    rig.scheduler.advance(Duration.ofMillis(50 + 100)); // the second and third attempts fail too
+    assertThat(rig.gpu.calls).hasSize(3);
+    assertThat(claim(manager, "claim-gpu").nextRetry()).isEqualTo(rig.scheduler.clock.instant().plusMillis(200));
+    rig.scheduler.advance(Duration.ofMillis(200));
     assertThat(prepared(manager, "claim-gpu")).isTrue();
-    assertThat(gpu.calls).containsExactly("prepare claim-gpu", "prepare claim-gpu", "prepare claim-gpu",
+    assertThat(rig.gpu.calls).containsExactly("prepare claim-gpu", "prepare claim-gpu", "prepare claim-gpu",
         "prepare claim-gpu");
     assertThat(claim(manager, "claim-gpu").error()).isNull();
   }
 
   @Test
   void aClaimIsPreparedOnlyOnceItIsReservedForThePodAndUnknownDriversAreNamed() {
-    client.resources(ResourceClaim.class).inNamespace("default").resource(new ResourceClaimBuilder()
+    rig.client.resources(ResourceClaim.class).inNamespace("default").resource(new ResourceClaimBuilder()
         .withNewMetadata().withNamespace("default").withName("later").endMetadata().withNewSpec().endSpec().build())
         .create();
     ClaimManager manager = manager();
     Pod pod = pod("pod-1", "uid-1", "later");
     manager.podUpdated(pod);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(claim(manager, "later").error()).isEqualTo("ResourceClaim default/later is not reserved for pod"
         + " pod-1 yet");
-    assertThat(gpu.calls).isEmpty();
+    assertThat(rig.gpu.calls).isEmpty();
 
-    client.resources(ResourceClaim.class).inNamespace("default").withName("later").delete();
-    await().until(() -> client.resources(ResourceClaim.class).inNamespace("default").withName("later").get()
+    rig.client.resources(ResourceClaim.class).inNamespace("default").withName("later").delete();
+    await().until(() -> rig.client.resources(ResourceClaim.class).inNamespace("default").withName("later").get()
         == null);
     allocate("later", "fpga.example.com", "pod-1", "uid-1");
-    scheduler.advance(Duration.ofMillis(400)); // the longest retry delay
+    rig.scheduler.advance(Duration.ofMillis(400)); // the longest retry delay
     assertThat(claim(manager, "later").error()).contains("needs DRA driver fpga.example.com, which is not"
         + " registered");
   }
@@ -249,28 +225,28 @@ class ClaimManagerTest {
         .endResourceClaimStatus().endStatus().build();
     ClaimManager manager = manager();
     manager.podUpdated(pod);
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(claim(manager, "pod-1-gpu-x7k2q").error()).contains("no controller reference");
 
     claim.getMetadata().setOwnerReferences(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
         .withApiVersion("v1").withKind("Pod").withName("pod-1").withUid("uid-1").withController(true).build()));
-    client.resources(ResourceClaim.class).inNamespace("default").resource(claim).update();
-    scheduler.advance(Duration.ofMillis(400));
+    rig.client.resources(ResourceClaim.class).inNamespace("default").resource(claim).update();
+    rig.scheduler.advance(Duration.ofMillis(400));
     assertThat(prepared(manager, "pod-1-gpu-x7k2q")).isTrue();
   }
 
   @Test
   void aCorruptCheckpointIsMovedAsideReportedAndRebuilt() throws Exception {
-    Files.writeString(state.resolve("dra_manager_state"), "{\"Data\":\"{}\",\"Checksum\":1}");
+    Files.writeString(rig.state.resolve("dra_manager_state"), "{\"Data\":\"{}\",\"Checksum\":1}");
     allocate("claim-gpu", GPU, "pod-1", "uid-1");
     ClaimManager manager = manager();
     manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu"));
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(prepared(manager, "claim-gpu")).isTrue();
 
     assertThat(manager.checkpointProblem()).hasValueSatisfying(p -> assertThat(p)
         .contains("checksum does not match", "dra_manager_state.corrupt-"));
-    try (var files = Files.list(state)) {
+    try (var files = Files.list(rig.state)) {
       assertThat(files.map(f -> f.getFileName().toString()))
           .anyMatch(f -> f.startsWith("dra_manager_state.corrupt-"));
     }
@@ -280,23 +256,23 @@ class ClaimManagerTest {
   @Test
   void deviceHealthIsKeptAndTurnsUnknownWhenItsTimeoutPasses() {
     ClaimManager manager = manager();
-    gpu.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, scheduler.clock.instant(),
+    rig.gpu.report(new DeviceHealth("pool", "gpu-0", DeviceHealth.Health.UNHEALTHY, rig.scheduler.clock.instant(),
         Duration.ofSeconds(30),
         "x".repeat(2000)));
     assertThat(manager.health()).singleElement().satisfies(h -> {
       assertThat(h.health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
       assertThat(h.message()).hasSize(1024).endsWith("...");
     });
-    scheduler.advance(Duration.ofSeconds(30));
+    rig.scheduler.advance(Duration.ofSeconds(30));
     assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNHEALTHY);
-    scheduler.advance(Duration.ofSeconds(1));
+    rig.scheduler.advance(Duration.ofSeconds(1));
     assertThat(manager.health().get(0).health()).isEqualTo(DeviceHealth.Health.UNKNOWN);
     assertThat(manager.health()).extracting(DeviceHealthInfo::driver, DeviceHealthInfo::pool, DeviceHealthInfo::device)
         .containsExactly(tuple("gpu.example.com", "pool", "gpu-0"));
 
-    manager.removeDriver(gpu);
+    manager.removeDriver(rig.gpu);
     assertThat(manager.health()).as("its health source is still registered").hasSize(1);
-    manager.removeHealthSource(gpu);
+    manager.removeHealthSource(rig.gpu);
     assertThat(manager.health()).isEmpty();
   }
 
@@ -307,9 +283,9 @@ class ClaimManagerTest {
     ClaimManager manager = manager();
     ClaimsMetrics metrics = new ClaimsMetrics(manager);
     manager.podUpdated(pod("pod-1", "uid-1", "claim-gpu", "claim-nic"));
-    scheduler.runDue();
+    rig.scheduler.runDue();
     assertThat(prepared(manager, "claim-gpu", "claim-nic")).isTrue();
-    gpu.report(new DeviceHealth("pool", "claim-gpu-dev", DeviceHealth.Health.UNHEALTHY, Instant.now(),
+    rig.gpu.report(new DeviceHealth("pool", "claim-gpu-dev", DeviceHealth.Health.UNHEALTHY, Instant.now(),
         Duration.ofMinutes(5), "fan failed"));
 
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
@@ -324,7 +300,7 @@ class ClaimManagerTest {
   /** The checkpoint's entries, after checking its kubelet format and checksum. */
   private List<JsonNode> checkpointEntries() throws Exception {
     ObjectMapper json = new ObjectMapper();
-    JsonNode outer = json.readTree(state.resolve("dra_manager_state").toFile());
+    JsonNode outer = json.readTree(rig.state.resolve("dra_manager_state").toFile());
     String data = outer.get("Data").asText();
     CRC32 crc = new CRC32();
     crc.update(data.getBytes(java.nio.charset.StandardCharsets.UTF_8));

@@ -1,6 +1,7 @@
 package dev.nodelet.managers.internal;
 
 import dev.nodelet.objectcache.StoreStrategy;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Map;
 import org.osgi.util.converter.Converters;
 
@@ -18,5 +19,13 @@ final class Defaults {
   /** The service properties of strategy {@code name} registered as service {@code id}. */
   static Map<String, Object> strategy(String name, long id) {
     return Map.of(StoreStrategy.PROPERTY, name, "service.id", id);
+  }
+
+  /** A ConfigMap manager with every default and {@code strategy} bound as strategy {@code name}, service 1. */
+  static ConfigMapManagerComponent configMapManager(KubernetesClient client, ManagerMetricsService metrics,
+      String name, StoreStrategy strategy) {
+    ConfigMapManagerComponent manager = new ConfigMapManagerComponent(client, metrics, configuration());
+    manager.addStrategy(strategy, strategy(name, 1));
+    return manager;
   }
 }

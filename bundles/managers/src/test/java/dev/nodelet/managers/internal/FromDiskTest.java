@@ -11,19 +11,13 @@ import dev.nodelet.objectcache.ObjectState;
 import dev.nodelet.objectcache.StoreStrategy;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.persistence.Persistence;
-import dev.nodelet.persistence.PersistenceOptions;
 import dev.nodelet.store.ttl.TtlStoreStrategy;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import dev.nodelet.testing.metrics.Scrape;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -40,7 +34,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FromDiskTest {
 
-  private static final String NODE = "node-1";
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   @RegisterExtension
@@ -49,17 +42,13 @@ class FromDiskTest {
   @TempDir
   Path dir;
 
-  private Path keyFile;
+  private NodeDisk disk;
   private String storedUid;
   private String storedVersion;
 
   @BeforeEach
   void start() throws IOException {
-    byte[] key = new byte[32];
-    new SecureRandom().nextBytes(key);
-    keyFile = dir.resolve("key");
-    Files.write(keyFile, key);
-    Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
+    disk = new NodeDisk(dir);
     for (String name : List.of("settings", "other")) {
       api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder().withNewMetadata().withName(name)
           .endMetadata().addToData("mode", "fast").build()).create();
@@ -69,33 +58,13 @@ class FromDiskTest {
     storedVersion = settings.getMetadata().getResourceVersion();
   }
 
-  private Persistence open() {
-    return Persistence.open(PersistenceOptions.of(dir.resolve("store"), NODE, keyFile));
-  }
-
-  private static Pod pod(String name, String uid, String... configMaps) {
-    PodBuilder pod = new PodBuilder().withNewMetadata().withNamespace("ns").withName(name).withUid(uid)
-        .endMetadata().withNewSpec().endSpec();
-    for (String configMap : configMaps) {
-      pod.editSpec().addNewVolume().withName(configMap).withNewConfigMap().withName(configMap).endConfigMap()
-          .endVolume().endSpec();
-    }
-    return pod.build();
-  }
-
-  private ConfigMapManagerComponent manager(ManagerMetricsService metrics, String strategyName, StoreStrategy strategy) {
-    ConfigMapManagerComponent manager = new ConfigMapManagerComponent(api.client(), metrics,
-        Defaults.configuration());
-    manager.addStrategy(strategy, Defaults.strategy(strategyName, 1));
-    return manager;
-  }
-
   /** A first run in which web (u1) references settings and other, and both are read; then the node stops. */
   private void firstRun(String strategyName, Function<Persistence, AutoCloseable> strategies) throws Exception {
-    try (Persistence persistence = open(); AutoCloseable strategy = strategies.apply(persistence)) {
-      ConfigMapManagerComponent manager = manager(new ManagerMetricsService(new ManagerMetrics(1)), strategyName, (StoreStrategy) strategy);
+    try (Persistence persistence = disk.open(); AutoCloseable strategy = strategies.apply(persistence)) {
+      ConfigMapManagerComponent manager = Defaults.configMapManager(api.client(),
+          new ManagerMetricsService(new ManagerMetrics(1)), strategyName, (StoreStrategy) strategy);
       try {
-        manager.registerPod(pod("web", "u1", "settings", "other"));
+        manager.registerPod(Pods.mounting("web", "u1", "settings", "other"));
         manager.get("ns", "settings");
         manager.get("ns", "other");
       } finally {
@@ -109,8 +78,9 @@ class FromDiskTest {
     firstRun(strategyName, strategies);
     api.server().stop();
     ManagerMetricsService metrics = new ManagerMetricsService(new ManagerMetrics(1));
-    try (Persistence persistence = open(); AutoCloseable strategy = strategies.apply(persistence)) {
-      ConfigMapManagerComponent manager = manager(metrics, strategyName, (StoreStrategy) strategy);
+    try (Persistence persistence = disk.open(); AutoCloseable strategy = strategies.apply(persistence)) {
+      ConfigMapManagerComponent manager = Defaults.configMapManager(api.client(), metrics,
+          strategyName, (StoreStrategy) strategy);
       try {
         // no pod has registered yet: the restored objects are listed, with the pods of the previous run
         assertThat(manager.objects()).extracting(CachedObject::name, CachedObject::state, CachedObject::references,
@@ -121,8 +91,8 @@ class FromDiskTest {
             + "strategy=\"" + strategyName + "\"} 2.0");
 
         // web registers again with settings only; app is new and references other
-        manager.registerPod(pod("web", "u1", "settings"));
-        manager.registerPod(pod("app", "u2", "other"));
+        manager.registerPod(Pods.mounting("web", "u1", "settings"));
+        manager.registerPod(Pods.mounting("app", "u2", "other"));
         assertThat(manager.get("ns", "settings").getData()).containsEntry("mode", "fast");
         assertThat(manager.objects()).extracting(CachedObject::name, CachedObject::state, CachedObject::references)
             .containsExactly(

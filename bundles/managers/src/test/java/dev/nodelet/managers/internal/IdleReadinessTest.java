@@ -11,7 +11,6 @@ import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -45,14 +44,9 @@ class IdleReadinessTest {
           .endMetadata().addToData("mode", "fast").build()).create();
     }
     watch = WatchStoreStrategy.builder(api.client()).clock(clock).manualTicks().resyncInterval(RESYNC).build();
-    manager = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(), Defaults.configuration());
-    manager.addStrategy(watch, Defaults.strategy("watch", 1));
+    manager = Defaults.configMapManager(api.client(), new ManagerMetricsService(), "watch", watch);
     check.addManager(manager);
-    PodBuilder pod = new PodBuilder().withNewMetadata().withNamespace("ns").withName("app").withUid("u1")
-        .endMetadata().withNewSpec().endSpec();
-    NAMES.forEach(name -> pod.editSpec().addNewVolume().withName(name).withNewConfigMap().withName(name)
-        .endConfigMap().endVolume().endSpec());
-    manager.registerPod(pod.build());
+    manager.registerPod(Pods.mounting("app", "u1", NAMES.toArray(String[]::new)));
     NAMES.forEach(name -> manager.getConfigMap("ns", name));
   }
 

@@ -12,17 +12,11 @@ import dev.nodelet.objectcache.WatchEvent;
 import dev.nodelet.objectcache.WatchOptions;
 import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.persistence.Persistence;
-import dev.nodelet.persistence.PersistenceOptions;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -40,7 +34,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class OfflineRestartTest {
 
-  private static final String NODE = "node-1";
   private static final Duration WAIT = Duration.ofSeconds(30); // an upper bound for slow CI machines
 
   /** Bookmarks often, so that an unchanged object is confirmed within the test's time. */
@@ -50,17 +43,13 @@ class OfflineRestartTest {
   @TempDir
   Path dir;
 
-  private Path keyFile;
+  private NodeDisk disk;
   /** The resourceVersion of each object as the first run stored it. */
   private final Map<String, String> stored = new HashMap<>();
 
   @BeforeEach
   void keyAndObjects() throws IOException {
-    byte[] key = new byte[32];
-    new SecureRandom().nextBytes(key);
-    keyFile = dir.resolve("key");
-    Files.write(keyFile, key);
-    Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
+    disk = new NodeDisk(dir);
     for (String name : List.of("unchanged", "changed", "late")) {
       stored.put(name, api.client().configMaps().inNamespace("ns").resource(new ConfigMapBuilder()
           .withNewMetadata().withName(name).endMetadata().addToData("mode", "fast").build()).create()
@@ -68,25 +57,8 @@ class OfflineRestartTest {
     }
   }
 
-  private Persistence open() {
-    return Persistence.open(PersistenceOptions.of(dir.resolve("store"), NODE, keyFile));
-  }
-
-  private static Pod pod(String name, String uid, String... configMaps) {
-    PodBuilder pod = new PodBuilder().withNewMetadata().withNamespace("ns").withName(name).withUid(uid)
-        .endMetadata().withNewSpec().endSpec();
-    for (String configMap : configMaps) {
-      pod.editSpec().addNewVolume().withName(configMap).withNewConfigMap().withName(configMap).endConfigMap()
-          .endVolume().endSpec();
-    }
-    return pod.build();
-  }
-
   private ConfigMapManagerComponent manager(WatchStoreStrategy strategy) {
-    ConfigMapManagerComponent manager = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(),
-        Defaults.configuration());
-    manager.addStrategy(strategy, Defaults.strategy("watch", 1));
-    return manager;
+    return Defaults.configMapManager(api.client(), new ManagerMetricsService(), "watch", strategy);
   }
 
   /** The next event of the watch as "TYPE name@resourceVersion", or null if none comes in time. */
@@ -113,12 +85,12 @@ class OfflineRestartTest {
   @Test
   void restoredObjectsAreReportedLikeObservedOnesOfflineAndWhenTheServerReturns() throws Exception {
     // the first run: web references unchanged and changed, batch references late; all are read and stored
-    try (Persistence persistence = open();
+    try (Persistence persistence = disk.open();
         WatchStoreStrategy strategy = WatchStoreStrategy.builder(api.client()).persistence(persistence).build()) {
       ConfigMapManagerComponent manager = manager(strategy);
       try {
-        manager.registerPod(pod("web", "u1", "unchanged", "changed"));
-        manager.registerPod(pod("batch", "u2", "late"));
+        manager.registerPod(Pods.mounting("web", "u1", "unchanged", "changed"));
+        manager.registerPod(Pods.mounting("batch", "u2", "late"));
         List.of("unchanged", "changed", "late").forEach(name -> manager.getConfigMap("ns", name));
       } finally {
         manager.deactivate();
@@ -129,13 +101,13 @@ class OfflineRestartTest {
         .edit(cm -> new ConfigMapBuilder(cm).addToData("mode", "slow").build()).getMetadata().getResourceVersion();
     api.server().stop();
 
-    try (Persistence persistence = open();
+    try (Persistence persistence = disk.open();
         WatchStoreStrategy strategy = WatchStoreStrategy.builder(api.client()).persistence(persistence)
             .restoredReferenceGrace(Duration.ofMinutes(10)).build()) {
       ConfigMapManagerComponent manager = manager(strategy);
       try (Watch<ConfigMap> events = manager.watch(WatchOptions.<ConfigMap>builder().build())) {
         // offline, web registers again: its objects restored from disk are reported to the watch at once
-        manager.registerPod(pod("web", "u1", "unchanged", "changed"));
+        manager.registerPod(Pods.mounting("web", "u1", "unchanged", "changed"));
         assertThat(List.of(next(events), next(events))).containsExactlyInAnyOrder(
             "ADDED unchanged@" + stored.get("unchanged"), "ADDED changed@" + stored.get("changed"));
         ObjectReceipt offline = receipt(manager, "web", "unchanged");
@@ -161,7 +133,7 @@ class OfflineRestartTest {
 
         // late is confirmed before its pod registers again: the pod's registration reports it
         await().atMost(WAIT).until(() -> state(manager, "late").equals(Optional.of(ObjectState.RUNNING)));
-        manager.registerPod(pod("batch", "u2", "late"));
+        manager.registerPod(Pods.mounting("batch", "u2", "late"));
         assertThat(next(events)).isEqualTo("ADDED late@" + stored.get("late"));
         await().atMost(WAIT).untilAsserted(() -> {
           ObjectReceipt late = receipt(manager, "batch", "late");

@@ -10,7 +10,6 @@ import dev.nodelet.objectcache.testing.ApiServerExtension;
 import dev.nodelet.objectcache.testing.MutableClock;
 import dev.nodelet.store.watch.WatchStoreStrategy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -45,14 +44,9 @@ class PolledReadinessTest {
     NAMES.forEach(name -> put(name, "fast"));
     watch = WatchStoreStrategy.builder(api.client()).clock(clock).manualTicks().maxWatches(1).polledTtl(TTL)
         .build();
-    manager = new ConfigMapManagerComponent(api.client(), new ManagerMetricsService(), Defaults.configuration());
-    manager.addStrategy(watch, Defaults.strategy("watch", 1));
+    manager = Defaults.configMapManager(api.client(), new ManagerMetricsService(), "watch", watch);
     check.addManager(manager);
-    PodBuilder pod = new PodBuilder().withNewMetadata().withNamespace("ns").withName("app").withUid("u1")
-        .endMetadata().withNewSpec().endSpec();
-    NAMES.forEach(name -> pod.editSpec().addNewVolume().withName(name).withNewConfigMap().withName(name)
-        .endConfigMap().endVolume().endSpec());
-    manager.registerPod(pod.build());
+    manager.registerPod(Pods.mounting("app", "u1", NAMES.toArray(String[]::new)));
     // one object holds the watch, the two others are polled
     watched = named(ObjectState.RUNNING).get(0);
     polled = named(ObjectState.POLLED);

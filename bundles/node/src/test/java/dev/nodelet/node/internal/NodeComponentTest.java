@@ -1,19 +1,17 @@
 package dev.nodelet.node.internal;
 
+import static dev.nodelet.node.internal.NodeRig.NODE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.configuration.RecordingPublisher;
 import dev.nodelet.kube.testing.FixedNodeIdentity;
 import dev.nodelet.node.RegisteredNode;
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.felix.hc.api.Result;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.osgi.framework.Version;
 import org.osgi.util.converter.Converters;
@@ -25,36 +23,21 @@ import org.osgi.util.converter.Converters;
 class NodeComponentTest {
 
   private static final Duration WAIT = Duration.ofSeconds(30);
-  private static final String NODE = "node-a";
   private static final NodeComponent.Environment ENVIRONMENT = new NodeComponent.Environment(
       "osgi://org.apache.felix.framework/7.0.5", "0.2.0-SNAPSHOT", Path.of(System.getProperty("java.io.tmpdir")));
 
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
+  @AutoClose
+  private final NodeRig rig = new NodeRig();
   private final RecordingPublisher registry = new RecordingPublisher();
   private NodeComponent component;
-
-  @BeforeEach
-  void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-  }
-
-  @AfterEach
-  void stop() {
-    if (component != null) {
-      component.deactivate();
-    }
-    client.close();
-    server.close();
-  }
 
   private static NodeConfiguration config(Map<String, Object> properties) {
     return Converters.standardConverter().convert(properties).to(NodeConfiguration.class);
   }
 
   private NodeComponent component(Map<String, Object> properties) {
-    component = new NodeComponent(registry, client, FixedNodeIdentity.named(NODE), ENVIRONMENT, config(properties));
+    component = new NodeComponent(registry, rig.client, FixedNodeIdentity.named(NODE), ENVIRONMENT, config(properties));
+    rig.closing(component::deactivate);
     return component;
   }
 
@@ -69,7 +52,7 @@ class NodeComponentTest {
     assertThat(lease().getStatus()).isEqualTo(Result.Status.OK);
     assertThat(lease().toString()).contains("node mode is off");
     assertThat(nodeThreads()).isZero();
-    assertThat(server.writes()).isEmpty();
+    assertThat(rig.server.writes()).isEmpty();
     assertThat(registry.registered.keySet()).noneMatch(RegisteredNode.class::isInstance);
   }
 
@@ -78,7 +61,7 @@ class NodeComponentTest {
     component(Map.of("enabled", true, "labels", new String[] {"zone=edge-1"}, "taints", new String[] {""},
         "max.pods", 20, "kubelet.port", 10255, "address", "192.0.2.10", "reserved.cpu", "500m"));
     await().atMost(WAIT).until(() -> lease().getStatus() == Result.Status.OK);
-    var node = client.nodes().withName(NODE).get();
+    var node = rig.client.nodes().withName(NODE).get();
     assertThat(node.getMetadata().getLabels()).containsEntry("zone", "edge-1");
     assertThat(node.getSpec() == null ? java.util.List.of() : node.getSpec().getTaints()).as("taints=").isEmpty();
     assertThat(node.getStatus().getCapacity().get("pods").toString()).isEqualTo("20");
@@ -88,7 +71,7 @@ class NodeComponentTest {
     assertThat(node.getStatus().getAllocatable().get("cpu").toString()).isEqualTo((cpus * 1000 - 500) + "m");
     assertThat(node.getStatus().getNodeInfo().getContainerRuntimeVersion())
         .isEqualTo("osgi://org.apache.felix.framework/7.0.5");
-    assertThat(client.leases().inNamespace("kube-node-lease").withName(NODE).get()).isNotNull();
+    assertThat(rig.client.leases().inNamespace("kube-node-lease").withName(NODE).get()).isNotNull();
     assertThat(nodeThreads()).isEqualTo(2);
     RegisteredNode registered = (RegisteredNode) registry.registered.keySet().stream()
         .filter(RegisteredNode.class::isInstance).findFirst().orElseThrow();
@@ -144,12 +127,12 @@ class NodeComponentTest {
             default -> new String[] {"bundles"};
           };
           RecordingPublisher publisher = new RecordingPublisher();
-          NodeComponent waiting = new NodeComponent(publisher, client, FixedNodeIdentity.named(NODE), ENVIRONMENT,
+          NodeComponent waiting = new NodeComponent(publisher, rig.client, FixedNodeIdentity.named(NODE), ENVIRONMENT,
               config(Map.of("enabled", true, key.replaceAll("\\d$", ""), value)));
           assertThat(publisher.health()).as(key).contains("dev.nodelet.node: " + error);
           waiting.deactivate();
         });
-    assertThat(server.writes()).isEmpty();
+    assertThat(rig.server.writes()).isEmpty();
   }
 
   @Test
@@ -164,7 +147,7 @@ class NodeComponentTest {
     assertThat(registry.history).hasSize(registrations);
     component.modified(config(Map.of("enabled", true, "max.pods", 50)));
     assertThat(component.agent()).as("a valid change replaces the agent").isNotSameAs(agent);
-    await().atMost(WAIT).until(() -> client.nodes().withName(NODE).get().getStatus().getCapacity().get("pods")
+    await().atMost(WAIT).until(() -> rig.client.nodes().withName(NODE).get().getStatus().getCapacity().get("pods")
         .toString().equals("50"));
     assertThat(nodeThreads()).as("the old agent's threads are gone").isEqualTo(2);
   }

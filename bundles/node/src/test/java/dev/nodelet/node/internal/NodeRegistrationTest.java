@@ -1,8 +1,8 @@
 package dev.nodelet.node.internal;
 
+import static dev.nodelet.node.internal.NodeRig.NODE;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import dev.nodelet.testing.apiserver.RecordedWrite;
 import dev.nodelet.testing.apiserver.Verb;
 import io.fabric8.kubernetes.api.model.Node;
@@ -10,42 +10,21 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Taint;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** Registration against the embedded API server: create, adopt, back-off. */
 class NodeRegistrationTest {
 
-  private static final String NODE = "node-a";
-
-  private EmbeddedApiServer server;
-  private KubernetesClient client;
-  private final DrivenTime time = new DrivenTime();
+  @AutoClose
+  private final NodeRig rig = new NodeRig();
   private NodeAgent agent;
 
-  @BeforeEach
-  void start() {
-    server = EmbeddedApiServer.builder().build().start();
-    client = server.newClient();
-  }
-
-  @AfterEach
-  void stop() {
-    if (agent != null) {
-      agent.close();
-    }
-    client.close();
-    server.close();
-  }
-
   private NodeAgent agent(NodeSettings settings) {
-    agent = NodeAgent.builder(client, new NodeObjects.Identity(NODE, NODE), settings, () -> Facts.of(4))
-        .clock(time).timer(time.timer()).build();
+    agent = rig.closing(rig.agent(settings, () -> Facts.of(4)).build());
     agent.start();
     return agent;
   }
@@ -59,9 +38,9 @@ class NodeRegistrationTest {
   @Test
   void createsTheNodeWithItsLabelsTaintAndStatus() {
     agent(withLabels(Map.of("zone", "edge-1")));
-    time.runDue();
+    rig.time.runDue();
 
-    Node node = client.nodes().withName(NODE).get();
+    Node node = rig.client.nodes().withName(NODE).get();
     assertThat(node.getMetadata().getLabels()).containsExactlyInAnyOrderEntriesOf(Map.of(
         "kubernetes.io/hostname", NODE, "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64",
         "zone", "edge-1"));
@@ -95,15 +74,15 @@ class NodeRegistrationTest {
 
   @Test
   void adoptsAnExistingNodeReconcilingOnlyItsDefaultLabels() {
-    client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
+    rig.client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
         .addToLabels("kubernetes.io/os", "windows").addToLabels("team", "a").endMetadata()
         .withNewSpec().addNewTaint().withKey("other").withEffect("NoExecute").endTaint().endSpec().build()).create();
-    server.clearWrites();
+    rig.server.clearWrites();
 
     agent(withLabels(Map.of("zone", "edge-1")));
-    time.runDue();
+    rig.time.runDue();
 
-    Node node = client.nodes().withName(NODE).get();
+    Node node = rig.client.nodes().withName(NODE).get();
     // the default labels are the node's; the configured ones and the taints are set at creation only
     assertThat(node.getMetadata().getLabels()).containsExactlyInAnyOrderEntriesOf(Map.of(
         "kubernetes.io/hostname", NODE, "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64", "team", "a"));
@@ -115,46 +94,46 @@ class NodeRegistrationTest {
 
   @Test
   void adoptsANodeThatIsInOrderWithoutWritingItsLabels() {
-    client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
+    rig.client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
         .addToLabels(Map.of("kubernetes.io/hostname", NODE, "kubernetes.io/os", "linux", "kubernetes.io/arch",
             "amd64")).endMetadata().build()).create();
-    server.clearWrites();
+    rig.server.clearWrites();
 
     agent(NodeSettings.defaults());
-    time.runDue();
+    rig.time.runDue();
 
     assertThat(nodeWrites()).extracting(w -> w.verb() + " " + w.status()).containsExactly(
         "CREATE 409", "PATCH 200"); // the status only
-    Node node = client.nodes().withName(NODE).get();
+    Node node = rig.client.nodes().withName(NODE).get();
     assertThat(node.getSpec() == null ? List.of() : node.getSpec().getTaints()).isEmpty();
   }
 
   @Test
   void neverTakesOverANodeThatAKubeletKeeps() {
-    client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata()
+    rig.client.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata()
         .withNewStatus().withNewNodeInfo().withKubeletVersion("v1.34.1").endNodeInfo().endStatus().build()).create();
-    server.clearWrites();
+    rig.server.clearWrites();
 
     agent(NodeSettings.defaults());
-    time.runDue();
-    time.advance(Duration.ofSeconds(30));
+    rig.time.runDue();
+    rig.time.advance(Duration.ofSeconds(30));
 
     assertThat(agent.registered()).isFalse();
     assertThat(agent.problem()).get().asString().isEqualTo("node node-a not registered: node node-a is kept by a "
         + "kubelet (kubeletVersion v1.34.1): node mode does not take over a kubelet's node; give this Nodelet a node "
         + "name of its own (node.name of dev.nodelet.kube)");
-    assertThat(server.writes()).as("no Node written, no Lease touched").allSatisfy(w -> {
+    assertThat(rig.server.writes()).as("no Node written, no Lease touched").allSatisfy(w -> {
       assertThat(w.resource()).isEqualTo("nodes");
       assertThat(w.verb()).isEqualTo(Verb.CREATE);
     });
-    assertThat(client.leases().inNamespace("kube-node-lease").withName(NODE).get()).isNull();
+    assertThat(rig.client.leases().inNamespace("kube-node-lease").withName(NODE).get()).isNull();
   }
 
   @Test
   void retriesWithBackOffFrom100MillisecondsDoublingTo7Seconds() {
-    server.failNext(Verb.CREATE, "nodes", 9, 500);
+    rig.server.failNext(Verb.CREATE, "nodes", 9, 500);
     agent(NodeSettings.defaults());
-    time.runDue();
+    rig.time.runDue();
     assertThat(creates()).isEqualTo(1);
 
     List<Duration> delays = List.of(Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400),
@@ -164,13 +143,13 @@ class NodeRegistrationTest {
       assertThat(agent.registered()).isFalse();
       assertThat(agent.problem()).get().asString().startsWith("node node-a not registered");
       // the next attempt comes after exactly that delay, not a millisecond before
-      time.advance(delays.get(retry).minusMillis(1));
+      rig.time.advance(delays.get(retry).minusMillis(1));
       assertThat(creates()).as("attempts before retry %d's delay", retry + 1).isEqualTo(retry + 1);
-      time.advance(Duration.ofMillis(1));
+      rig.time.advance(Duration.ofMillis(1));
       assertThat(creates()).as("attempts after retry %d's delay", retry + 1).isEqualTo(retry + 2);
     }
     assertThat(agent.registered()).isTrue();
-    assertThat(client.nodes().withName(NODE).get()).isNotNull();
+    assertThat(rig.client.nodes().withName(NODE).get()).isNotNull();
   }
 
   private long creates() {
@@ -178,6 +157,6 @@ class NodeRegistrationTest {
   }
 
   private List<RecordedWrite> nodeWrites() {
-    return server.writes().stream().filter(w -> w.resource().equals("nodes")).toList();
+    return rig.server.writes().stream().filter(w -> w.resource().equals("nodes")).toList();
   }
 }

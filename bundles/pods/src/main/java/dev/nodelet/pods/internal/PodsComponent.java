@@ -11,19 +11,15 @@ import dev.nodelet.objectcache.SecretManager;
 import dev.nodelet.pods.PodBundles;
 import dev.nodelet.pods.PodInfo;
 import dev.nodelet.pods.PodsStatus;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.URI;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceReference;
 import org.osgi.service.cm.ConfigurationAdmin;
@@ -59,7 +55,7 @@ public final class PodsComponent implements PodsStatus {
   private final LastGoodConfiguration<PodsConfiguration, Settings> configuration;
   private final Map<String, Pod> known = new ConcurrentHashMap<>(); // what the pod source said, for a new runtime
   private volatile PodRuntime runtime; // null until a valid configuration came
-  private ObjectWatches watches; // guarded by this
+  private PodRuntimeBuilder.Following running; // runtime and its watches; guarded by this
   private volatile HealthCheck podsListedCheck; // the pod source's check that its pods are listed; null without
   // the claim manager's ClaimStatus, held untyped so that this bundle runs without the claim manager's bundle
   private volatile Object claimStatus;
@@ -94,42 +90,18 @@ public final class PodsComponent implements PodsStatus {
   }
 
   private void start(Settings settings) {
-    PodRuntime previous = runtime;
-    if (previous != null) {
-      previous.close();
-    }
-    if (watches != null) {
-      watches.close();
+    if (running != null) {
+      running.close();
     }
     Path work = settings.workDir() != null ? settings.workDir() : context.getDataFile("").toPath();
     ImageSource images = new ImageSource(settings.localRepository(), settings.remoteRepositories(),
         settings.allowedGroups(), settings.allowedUrls(), work.resolve("downloads"),
         new FeatureImages(() -> featuresService, work.resolve("downloads")));
-    ObjectLookup lookup = new ObjectLookup() {
-      @Override
-      public ConfigMap configMap(String namespace, String name) {
-        return configMaps.getConfigMap(namespace, name);
-      }
-
-      @Override
-      public Secret secret(String namespace, String name) {
-        return secrets.getSecret(namespace, name);
-      }
-    };
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread thread = new Thread(r, "nodelet-pods");
-      thread.setDaemon(true);
-      return thread;
-    });
-    executor.setRemoveOnCancelPolicy(true);
-    PodDevices devices = new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices);
-    PodRuntime next = new PodRuntime(context, new KubePodApi(client),
-        new PodDelivery(lookup, new ConfigDelivery(configurationAdmin, secretValues), work, devices), images,
-        Clock.systemUTC(), executor, nodeName, settings.capacity(), new PodEvents(client, nodeName,
-        Clock.systemUTC()));
-    watches = new ObjectWatches();
-    watches.<ConfigMap>follow(false, configMaps::watch, next::objectChanged);
-    watches.<Secret>follow(true, secrets::watch, next::objectChanged);
+    running = new PodRuntimeBuilder(context, client, nodeName, configurationAdmin).managers(configMaps, secrets)
+        .work(work).images(images).secretValues(secretValues).capacity(settings.capacity())
+        .devices(new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices))
+        .start();
+    PodRuntime next = running.runtime();
     runtime = next;
     known.values().forEach(next::podUpdated);
     next.sweepWhenListed(this::podsListed, Duration.ofSeconds(5), Duration.ofSeconds(10));
@@ -221,13 +193,9 @@ public final class PodsComponent implements PodsStatus {
   @Deactivate
   synchronized void deactivate() {
     configuration.close();
-    if (watches != null) {
-      watches.close();
-    }
-    PodRuntime current = runtime;
     runtime = null;
-    if (current != null) {
-      current.close();
+    if (running != null) {
+      running.close();
     }
     secretValues.close();
     deviceServices.close();

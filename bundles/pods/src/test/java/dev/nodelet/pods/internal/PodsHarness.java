@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 /**
  * The pods' runtime on real parts: the embedded API server, the managers of cache-core on its client, a real Felix
@@ -57,23 +56,10 @@ final class PodsHarness implements AutoCloseable {
 
   /** A runtime whose API calls go through {@code api} (a test's view of the real API server). */
   PodRuntime newRuntime(int capacity, PodApi api) {
-    ObjectLookup lookup = new ObjectLookup() {
-      @Override
-      public ConfigMap configMap(String namespace, String name) {
-        return configMaps.get(namespace, name);
-      }
-
-      @Override
-      public Secret secret(String namespace, String name) {
-        return secrets.get(namespace, name);
-      }
-    };
-    ImageSource images = new ImageSource(repository, List.of(), List.of(), List.of(), work.resolve("downloads"));
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1);
-    return new PodRuntime(felix.context(), api,
-        new PodDelivery(lookup, new ConfigDelivery(felix.configurationAdmin, secretValues), work,
-            new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices)), images,
-        clock, executor, NODE, capacity, new PodEvents(client, NODE, clock));
+    return new PodRuntimeBuilder(felix.context(), client, NODE, felix.configurationAdmin)
+        .managers(configMaps, secrets).localRepository(repository).work(work).secretValues(secretValues)
+        .devices(new PodDevices(() -> claimStatus, new DeviceAttributes.FromSlices(client), deviceServices))
+        .api(api).clock(clock).capacity(capacity).build();
   }
 
   /** Creates the pod in the API server and hands it to the managers and the runtime; waits for the work. */
