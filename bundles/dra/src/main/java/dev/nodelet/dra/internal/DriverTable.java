@@ -1,6 +1,7 @@
 package dev.nodelet.dra.internal;
 
 import dev.nodelet.controller.Scheduler;
+import dev.nodelet.controller.StreamMonitor;
 import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
@@ -23,13 +24,15 @@ final class DriverTable {
 
   /** The monitored registration of a driver and its last valid snapshot ({@code null} until the first one). */
   static final class Active {
-    final DriverMonitor monitor;
+    final DeviceSnapshots driver;
+    final StreamMonitor monitor;
     List<Pool> pools;
     Instant lastSnapshot; // when the last valid snapshot came, for the status only
     String lastError; // the last stream or data error since then, for the status only
     List<Pool> refused; // the pools whose slices the server stored without gated fields: not written again
 
-    Active(DriverMonitor monitor) {
+    Active(DeviceSnapshots driver, StreamMonitor monitor) {
+      this.driver = driver;
       this.monitor = monitor;
     }
   }
@@ -66,7 +69,7 @@ final class DriverTable {
     Map<String, DriverStatus> statuses = new TreeMap<>();
     selfPublishing.keySet().forEach(name -> statuses.put(name, new DriverStatus(name,
         DriverStatus.State.SELF_PUBLISHING, Optional.empty(), Optional.empty(), Duration.ZERO, Duration.ZERO)));
-    active.forEach((name, a) -> statuses.put(name, new DriverStatus(name, a.monitor.state(),
+    active.forEach((name, a) -> statuses.put(name, new DriverStatus(name, state(a.monitor),
         Optional.ofNullable(a.lastSnapshot), Optional.ofNullable(a.lastError), a.monitor.backoff(),
         Duration.ZERO)));
     leaving.forEach((name, l) -> statuses.put(name, new DriverStatus(name, DriverStatus.State.LEAVING,
@@ -82,6 +85,14 @@ final class DriverTable {
       }
     }
     return List.copyOf(statuses.values());
+  }
+
+  private static DriverStatus.State state(StreamMonitor monitor) {
+    return switch (monitor.state()) {
+      case FOLLOWING -> DriverStatus.State.MONITORING;
+      case BACKING_OFF -> DriverStatus.State.BACKING_OFF;
+      case STOPPED -> DriverStatus.State.STOPPED;
+    };
   }
 
   private static Duration left(long deadline, long now) {

@@ -4,6 +4,7 @@ import dev.nodelet.controller.Backoff;
 import dev.nodelet.controller.ExecutorScheduler;
 import dev.nodelet.controller.RateLimiter;
 import dev.nodelet.controller.Scheduler;
+import dev.nodelet.controller.StreamMonitor;
 import dev.nodelet.controller.WorkQueue;
 import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.DriverStatus;
@@ -55,7 +56,7 @@ public final class NodeResourcesController implements AutoCloseable {
   private final WorkQueue<String> queue;
   private final OwnWrites ownWrites = new OwnWrites();
   private final DriverTable table = new DriverTable(); // the lock of the fields below as well
-  private final DriverMonitor.Sink sink;
+  private final SnapshotSink sink;
   private final SliceSync sync;
   private Scheduler.Task startupTimer; // guarded by table
   private volatile Reflector<ResourceSlice> reflector; // set once by start, before any reader runs
@@ -113,8 +114,8 @@ public final class NodeResourcesController implements AutoCloseable {
     if (name == null) {
       return;
     }
-    DriverMonitor replaced;
-    DriverMonitor started;
+    StreamMonitor replaced;
+    StreamMonitor started;
     synchronized (table) {
       if (table.closed) {
         return;
@@ -125,7 +126,7 @@ public final class NodeResourcesController implements AutoCloseable {
       started = activate(name, driver);
     }
     if (replaced != null) {
-      replaced.cancel();
+      replaced.stop();
     }
     started.start();
     queue.add(name);
@@ -142,13 +143,13 @@ public final class NodeResourcesController implements AutoCloseable {
       }
     }
     String name = driver.driverName();
-    DriverMonitor stopped;
-    DriverMonitor started = null;
+    StreamMonitor stopped;
+    StreamMonitor started = null;
     synchronized (table) {
       List<DeviceSnapshots> registrations = table.registered.get(name);
       DriverTable.Active current = table.active.get(name);
       if (registrations == null || !registrations.removeIf(d -> d == driver)
-          || current == null || current.monitor.driver() != driver) {
+          || current == null || current.driver != driver) {
         return; // not registered, or not the monitored registration
       }
       table.active.remove(name);
@@ -164,7 +165,7 @@ public final class NodeResourcesController implements AutoCloseable {
         started = activate(name, registrations.get(registrations.size() - 1));
       }
     }
-    stopped.cancel();
+    stopped.stop();
     if (started != null) {
       started.start();
     }
@@ -278,7 +279,7 @@ public final class NodeResourcesController implements AutoCloseable {
   /** Stops monitors, timers, the worker and the reflector; published slices stay. Idempotent. */
   @Override
   public void close() {
-    List<DriverMonitor> monitors = new ArrayList<>();
+    List<StreamMonitor> monitors = new ArrayList<>();
     Thread stoppedWorker;
     Reflector<ResourceSlice> stoppedReflector;
     synchronized (table) {
@@ -302,7 +303,7 @@ public final class NodeResourcesController implements AutoCloseable {
       stoppedWorker = worker;
       stoppedReflector = reflector;
     }
-    monitors.forEach(DriverMonitor::cancel);
+    monitors.forEach(StreamMonitor::stop);
     queue.shutDown();
     if (stoppedWorker != null) {
       stoppedWorker.interrupt();
@@ -324,7 +325,7 @@ public final class NodeResourcesController implements AutoCloseable {
     LOG.info("DRA node controller for node {} stopped", nodeName);
   }
 
-  private DriverMonitor activate(String name, DeviceSnapshots driver) {
+  private StreamMonitor activate(String name, DeviceSnapshots driver) {
     DriverTable.Leaving returned = table.leaving.remove(name);
     if (returned != null) {
       returned.timer().cancel();
@@ -334,8 +335,8 @@ public final class NodeResourcesController implements AutoCloseable {
     Backoff backoff = Backoff.exponential(options.monitorBackoffInitial(), options.monitorBackoffMax())
         .jitter(options.monitorBackoffJitter(), random).forgetAfterIdle(options.monitorBackoffMax().multipliedBy(2))
         .build();
-    DriverMonitor monitor = new DriverMonitor(driver, name, scheduler, backoff, sink);
-    table.active.put(name, new DriverTable.Active(monitor));
+    StreamMonitor monitor = sink.monitor(name, driver, scheduler, backoff);
+    table.active.put(name, new DriverTable.Active(driver, monitor));
     return monitor;
   }
 

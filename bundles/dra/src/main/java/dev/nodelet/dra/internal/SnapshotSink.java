@@ -1,15 +1,24 @@
 package dev.nodelet.dra.internal;
 
+import dev.nodelet.controller.Backoff;
+import dev.nodelet.controller.Scheduler;
+import dev.nodelet.controller.StreamMonitor;
 import dev.nodelet.controller.WorkQueue;
+import dev.nodelet.dra.DeviceSnapshots;
 import dev.nodelet.dra.Pool;
+import dev.nodelet.dra.SnapshotListener;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Clock;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Validates the snapshots of the driver monitors into the {@link DriverTable} and hands their drivers to the queue. */
-final class SnapshotSink implements DriverMonitor.Sink {
+/**
+ * Feeds the {@link DriverTable} from the snapshot stream of each monitored driver: one {@link StreamMonitor} per
+ * driver follows the stream (retries, back-off, logging, stop), and this sink validates its snapshots and hands the
+ * driver to the queue.
+ */
+final class SnapshotSink implements StreamMonitor.Events {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodeResourcesController.class);
 
@@ -25,9 +34,42 @@ final class SnapshotSink implements DriverMonitor.Sink {
     this.clock = clock;
   }
 
-  @Override
-  public void snapshot(DriverMonitor monitor, List<Pool> pools) {
-    String name = monitor.driverName();
+  /** The monitor of one registration of a driver, not started yet. */
+  StreamMonitor monitor(String name, DeviceSnapshots driver, Scheduler scheduler, Backoff backoff) {
+    return StreamMonitor.builder(name, "snapshot stream of DRA driver " + name,
+        attempt -> driver.subscribe(new Listener(attempt)), scheduler).backoff(backoff).firstRetryAtOnce()
+        .events(this).build();
+  }
+
+  /** Passes one attempt's stream on through the attempt, so that a stale stream reports nothing. */
+  private final class Listener implements SnapshotListener {
+    private final StreamMonitor.Attempt attempt;
+
+    Listener(StreamMonitor.Attempt attempt) {
+      this.attempt = attempt;
+    }
+
+    @Override
+    public void onSnapshot(List<Pool> pools) {
+      if (attempt.delivered()) {
+        snapshot(attempt.monitor(), pools);
+      }
+    }
+
+    @Override
+    public void onError(Throwable cause, boolean retryable) {
+      attempt.failed(cause, retryable);
+    }
+
+    @Override
+    public void onCompleted() {
+      attempt.completed();
+    }
+  }
+
+  private void snapshot(StreamMonitor monitor, List<Pool> pools) {
+    String name = monitor.name();
+    LOG.debug("DRA driver {} reported {} pools", name, pools == null ? 0 : pools.size());
     List<Pool> copy;
     String error = null;
     try {
@@ -69,9 +111,9 @@ final class SnapshotSink implements DriverMonitor.Sink {
   }
 
   @Override
-  public void failed(DriverMonitor monitor, Throwable cause, boolean retryable) {
+  public void failed(StreamMonitor monitor, Throwable cause, boolean retryable) {
     synchronized (table) {
-      DriverTable.Active current = table.active.get(monitor.driverName());
+      DriverTable.Active current = table.active.get(monitor.name());
       if (current != null && current.monitor == monitor) {
         current.lastError = String.valueOf(cause);
       }
@@ -79,14 +121,14 @@ final class SnapshotSink implements DriverMonitor.Sink {
   }
 
   @Override
-  public void ended(DriverMonitor monitor) {
+  public void ended(StreamMonitor monitor) {
     synchronized (table) {
-      DriverTable.Active current = table.active.get(monitor.driverName());
+      DriverTable.Active current = table.active.get(monitor.name());
       if (current == null || current.monitor != monitor || current.pools != null) {
         return; // the last snapshot stays in force
       }
       current.pools = List.of(); // a driver that never reported has no resources
     }
-    queue.add(monitor.driverName());
+    queue.add(monitor.name());
   }
 }

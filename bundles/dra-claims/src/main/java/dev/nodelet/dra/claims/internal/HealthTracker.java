@@ -1,6 +1,8 @@
 package dev.nodelet.dra.claims.internal;
 
+import dev.nodelet.controller.Backoff;
 import dev.nodelet.controller.Scheduler;
+import dev.nodelet.controller.StreamMonitor;
 import dev.nodelet.dra.DeviceHealth;
 import dev.nodelet.dra.DeviceHealthSource;
 import dev.nodelet.dra.HealthListener;
@@ -20,10 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Follows the health stream of each driver's newest registration, like the kubelet's health manager: reports are
- * kept per {@code pool/device} with their receipt time, a device whose report is older than its timeout reads as
- * Unknown (computed on read, so no timer is needed), a broken stream is watched again after a delay with the
- * health kept, and a driver without health ("Unimplemented") or one that is gone has its health cleared.
+ * The device health of each driver's newest registration, like the kubelet's health manager: one
+ * {@link StreamMonitor} per driver follows the health stream (a broken stream is watched again after a delay with
+ * the health kept), and this class keeps the reports per {@code pool/device} with their receipt time; a device whose
+ * report is older than its timeout reads as Unknown (computed on read, so no timer is needed), and a driver without
+ * health ("Unimplemented", or a registration without a health stream) or one that is gone has its health cleared.
  */
 public final class HealthTracker implements AutoCloseable {
 
@@ -37,7 +40,7 @@ public final class HealthTracker implements AutoCloseable {
   private final Runnable onChange;
   private final Object lock = new Object();
   private final Object writeLock = new Object();
-  private final Map<String, Stream> streams = new HashMap<>(); // guarded by lock
+  private final Map<String, Followed> streams = new HashMap<>(); // guarded by lock
   private final Map<String, Map<String, Report>> reports = new TreeMap<>(); // guarded by lock
   private boolean closed; // guarded by lock
 
@@ -60,8 +63,8 @@ public final class HealthTracker implements AutoCloseable {
     Map<String, Map<String, Report>> saved = state.read();
     synchronized (lock) {
       saved.forEach((driver, devices) -> {
-        Stream stream = streams.get(driver);
-        if (stream != null && stream.noHealth) {
+        Followed followed = streams.get(driver);
+        if (followed != null && followed.noHealth) {
           return; // its newest registration reports none
         }
         Map<String, Report> known = reports.computeIfAbsent(driver, k -> new TreeMap<>());
@@ -104,30 +107,30 @@ public final class HealthTracker implements AutoCloseable {
 
   /** Follows this registration of the driver instead of any earlier one. */
   public void follow(String driverName, DeviceHealthSource driver) {
-    Stream stream = new Stream(driverName, driver);
-    Stream previous;
+    StreamMonitor monitor = monitor(driverName, driver);
+    Followed previous;
     synchronized (lock) {
       if (closed) {
         return;
       }
-      previous = streams.put(driverName, stream);
+      previous = streams.put(driverName, new Followed(monitor));
     }
     if (previous != null) {
-      previous.stop();
+      previous.monitor.stop();
     }
-    stream.open();
+    monitor.start();
   }
 
   /** The driver is gone: its stream ends and its health is forgotten. */
   public void forget(String driverName) {
-    Stream previous;
+    Followed previous;
     boolean cleared;
     synchronized (lock) {
       previous = streams.remove(driverName);
       cleared = reports.remove(driverName) != null;
     }
     if (previous != null) {
-      previous.stop();
+      previous.monitor.stop();
     }
     if (cleared) {
       changed();
@@ -153,75 +156,81 @@ public final class HealthTracker implements AutoCloseable {
 
   @Override
   public void close() {
-    List<Stream> open;
+    List<Followed> open;
     synchronized (lock) {
       closed = true;
       open = new ArrayList<>(streams.values());
       streams.clear();
       reports.clear(); // memory only: the file keeps the health for the next start
     }
-    open.forEach(Stream::stop);
+    open.forEach(f -> f.monitor.stop());
   }
 
-  /** One driver registration's stream and its retries; stale once another stream replaced it. */
-  private final class Stream implements HealthListener {
-    private final String driverName;
-    private final DeviceHealthSource driver;
-    private Subscription subscription; // guarded by lock
-    private Scheduler.Task retryTimer; // guarded by lock
-    private boolean stopped; // guarded by lock
-    private boolean noHealth; // guarded by lock: the driver reports no health
-    private int failures; // guarded by lock: retries since the stream last delivered a report
+  /**
+   * The monitor of one driver registration's health stream; stale once another registration replaced it. A
+   * registration without a health stream clears the health an older one reported.
+   */
+  private StreamMonitor monitor(String driverName, DeviceHealthSource driver) {
+    return StreamMonitor.builder(driverName, "health stream of DRA driver " + driverName, attempt -> {
+      Subscription opened = driver.watchHealth(new Listener(driverName, attempt));
+      if (opened == null) {
+        noHealth(driverName, attempt.monitor());
+      }
+      return opened;
+    }, scheduler).backoff(Backoff.exponential(retry, retry).build()).events(ends).build();
+  }
 
-    Stream(String driverName, DeviceHealthSource driver) {
-      this.driverName = driverName;
-      this.driver = driver;
-    }
+  private boolean current(String driverName, StreamMonitor monitor) {
+    Followed followed = streams.get(driverName);
+    return followed != null && followed.monitor == monitor;
+  }
 
-    private boolean current() {
-      return !stopped && streams.get(driverName) == this;
-    }
-
-    void open() {
-      Subscription opened;
-      try {
-        opened = driver.watchHealth(this);
-      } catch (RuntimeException e) {
-        onError(e, true);
+  private void noHealth(String driverName, StreamMonitor monitor) {
+    boolean cleared;
+    synchronized (lock) {
+      if (!current(driverName, monitor)) {
         return;
       }
-      boolean cleared = false;
+      streams.get(driverName).noHealth = true;
+      cleared = reports.remove(driverName) != null;
+    }
+    if (cleared) {
+      LOG.info("DRA driver {}'s newest registration reports no device health; its health is cleared", driverName);
+      changed();
+    }
+  }
+
+  /** The ends of the health streams: "Unimplemented" clears the driver's health, a broken stream keeps it. */
+  private final StreamMonitor.Events ends = new StreamMonitor.Events() {
+    @Override
+    public void failed(StreamMonitor monitor, Throwable cause, boolean retryable) {
+      if (retryable) {
+        return; // the health is kept while the monitor watches again
+      }
+      boolean cleared;
       synchronized (lock) {
-        if (opened == null) {
-          // the newest registration reports no health: what an older one reported no longer holds
-          noHealth = true;
-          cleared = current() && reports.remove(driverName) != null;
-        } else if (current()) {
-          subscription = opened;
-          return;
-        }
+        cleared = current(monitor.name(), monitor) && reports.remove(monitor.name()) != null;
       }
       if (cleared) {
-        LOG.info("DRA driver {}'s newest registration reports no device health; its health is cleared", driverName);
+        LOG.info("DRA driver {} reports no device health, its health is cleared", monitor.name());
         changed();
-      } else if (opened != null) {
-        opened.close();
       }
     }
 
-    void stop() {
-      Subscription open;
-      synchronized (lock) {
-        stopped = true;
-        open = subscription;
-        subscription = null;
-        if (retryTimer != null) {
-          retryTimer.cancel();
-        }
-      }
-      if (open != null) {
-        open.close();
-      }
+    @Override
+    public void ended(StreamMonitor monitor) {
+      // a clean end keeps the health until its leases run out, as a broken stream does
+    }
+  };
+
+  /** Passes one attempt's reports on through the attempt, so that a superseded stream reports nothing. */
+  private final class Listener implements HealthListener {
+    private final String driverName;
+    private final StreamMonitor.Attempt attempt;
+
+    Listener(String driverName, StreamMonitor.Attempt attempt) {
+      this.driverName = driverName;
+      this.attempt = attempt;
     }
 
     @Override
@@ -229,12 +238,8 @@ public final class HealthTracker implements AutoCloseable {
       Instant now = clock.instant();
       boolean changed = false;
       synchronized (lock) {
-        if (!current()) {
+        if (!current(driverName, attempt.monitor()) || !attempt.delivered()) {
           return; // a superseded stream
-        }
-        if (failures > 0) {
-          LOG.info("The health stream of DRA driver {} works again after {} failed attempts", driverName, failures);
-          failures = 0;
         }
         Map<String, Report> known = reports.computeIfAbsent(driverName, k -> new TreeMap<>());
         for (DeviceHealth d : devices) {
@@ -258,30 +263,17 @@ public final class HealthTracker implements AutoCloseable {
 
     @Override
     public void onError(Throwable cause, boolean retryable) {
-      boolean cleared = false;
-      synchronized (lock) {
-        if (!current()) {
-          return;
-        }
-        subscription = null;
-        if (retryable) {
-          // a dead driver fails every attempt: said once, the attempts that follow at DEBUG
-          if (failures++ == 0) {
-            LOG.warn("The health stream of DRA driver {} ended ({}); watching again every {} ms, the health is"
-                + " kept (further failures at DEBUG)", driverName, cause.getMessage(), retry.toMillis());
-          } else {
-            LOG.debug("The health stream of DRA driver {} failed again ({}, attempt {})", driverName,
-                cause.getMessage(), failures, cause);
-          }
-          retryTimer = scheduler.schedule(this::open, retry);
-        } else {
-          cleared = reports.remove(driverName) != null;
-          LOG.info("DRA driver {} reports no device health: {}", driverName, cause.getMessage());
-        }
-      }
-      if (cleared) {
-        changed();
-      }
+      attempt.failed(cause, retryable);
+    }
+  }
+
+  /** The followed registration of a driver. */
+  private static final class Followed {
+    final StreamMonitor monitor;
+    boolean noHealth; // guarded by lock: the registration reports no health
+
+    Followed(StreamMonitor monitor) {
+      this.monitor = monitor;
     }
   }
 }

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * What a dead driver's failing health stream writes to the log (SLF4J's simple logger at INFO writes to whatever
  * {@code System.err} is at each line): one WARN line for the first failure, nothing above DEBUG for the attempts
- * that follow, and one line once the stream works again.
+ * that follow, and one line once the stream works again: the driver's {@link dev.nodelet.controller.StreamMonitor},
+ * the same monitor the slice controller follows a driver's snapshots with.
  */
 class HealthTrackerLoggingTest {
 
@@ -106,10 +107,10 @@ class HealthTrackerLoggingTest {
       assertThat(time.pending()).isZero();
       assertThat(driver.attempts).hasValue(21);
       assertThat(lines("The health stream of DRA driver " + DRIVER)).containsExactly(
-          "WARN dev.nodelet.dra.claims.internal.HealthTracker - The health stream of DRA driver"
-              + " gpu.example.com ended (connection refused (attempt 1)); watching again every 1 ms, the health is"
-              + " kept (further failures at DEBUG)",
-          "INFO dev.nodelet.dra.claims.internal.HealthTracker - The health stream of DRA driver"
+          "WARN dev.nodelet.controller.StreamMonitor - The health stream of DRA driver gpu.example.com failed:"
+              + " connection refused (attempt 1); subscribing again in 1 ms (further failures until it delivers"
+              + " again are logged at DEBUG)",
+          "INFO dev.nodelet.controller.StreamMonitor - The health stream of DRA driver"
               + " gpu.example.com works again after 20 failed attempts");
       assertThat(lines("\tat ")).as("no stack trace").isEmpty();
     }

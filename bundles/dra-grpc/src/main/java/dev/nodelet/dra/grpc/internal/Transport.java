@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The gRPC client side of every driver connection: one epoll event loop group, owned here and shut down on
- * {@link #close()}. Channels are built with Netty's builder and an explicit channel type, so grpc-java never looks
+ * {@link #close()}. The group (with Netty's native library and a few hundred classes) is made at the first dial, so
+ * a node without drivers never loads it. Channels are built with Netty's builder and an explicit channel type, so grpc-java never looks
  * for a transport provider through {@code ServiceLoader} (which would search across bundles), and callbacks run on
  * the event loop ({@code directExecutor}), so grpc-java's shared executor threads are never started.
  */
@@ -23,20 +24,22 @@ final class Transport implements AutoCloseable {
 
   static final String THREAD_PREFIX = "nodelet-dra-grpc";
 
-  private final EventLoopGroup group;
+  private final int threads;
+  private EventLoopGroup group;
+  private boolean closed;
 
   Transport(int threads) {
-    if (!Epoll.isAvailable()) {
-      throw new IllegalStateException("unix domain sockets need Netty's epoll transport, which is not available"
-          + " here: " + Epoll.unavailabilityCause());
-    }
-    group = new EpollEventLoopGroup(threads, new DefaultThreadFactory(THREAD_PREFIX + "-io", true));
+    this.threads = threads;
   }
 
-  /** A plaintext channel to the gRPC server on a unix socket; the caller shuts it down. */
+  /**
+   * A plaintext channel to the gRPC server on a unix socket; the caller shuts it down.
+   *
+   * @throws IllegalStateException if Netty's epoll transport is not available, or the transport is closed
+   */
   ManagedChannel channel(Path socket) {
     return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-        .eventLoopGroup(group)
+        .eventLoopGroup(group())
         .channelType(EpollDomainSocketChannel.class)
         .withOption(ChannelOption.SO_KEEPALIVE, null) // TCP only: gRPC sets it, Netty warns on unix sockets
         .usePlaintext()
@@ -47,12 +50,38 @@ final class Transport implements AutoCloseable {
 
   /** The event loop, for timers that must end with the transport. */
   ScheduledExecutorService scheduler() {
+    return group();
+  }
+
+  /** Whether a dial has made the event loop group; for tests. */
+  synchronized boolean started() {
+    return group != null;
+  }
+
+  private synchronized EventLoopGroup group() {
+    if (closed) {
+      throw new IllegalStateException("the DRA gRPC transport is closed");
+    }
+    if (group == null) {
+      if (!Epoll.isAvailable()) {
+        throw new IllegalStateException("unix domain sockets need Netty's epoll transport, which is not available"
+            + " here: " + Epoll.unavailabilityCause());
+      }
+      group = new EpollEventLoopGroup(threads, new DefaultThreadFactory(THREAD_PREFIX + "-io", true));
+    }
     return group;
   }
 
   /** Stops the event loop threads; channels still open fail. Waits a bounded time for the threads to end. */
   @Override
   public void close() {
-    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    EventLoopGroup started;
+    synchronized (this) {
+      closed = true;
+      started = group;
+    }
+    if (started != null) {
+      started.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
   }
 }

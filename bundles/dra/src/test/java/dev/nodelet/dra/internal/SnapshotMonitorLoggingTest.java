@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.nodelet.controller.Backoff;
 import dev.nodelet.controller.DrivableScheduler;
-import dev.nodelet.dra.Pool;
+import dev.nodelet.controller.RateLimiter;
+import dev.nodelet.controller.StreamMonitor;
+import dev.nodelet.controller.WorkQueue;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -18,9 +22,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What a dead driver's failing stream writes to the log (SLF4J's simple logger at INFO writes to whatever
  * {@code System.err} is at each line): one WARN line for the first failure, nothing above DEBUG for the ones that
- * follow, never a stack trace; a snapshot starts over.
+ * follow, never a stack trace; a snapshot starts over. The monitor is the one the controller builds for a driver.
  */
-class DriverMonitorLoggingTest {
+class SnapshotMonitorLoggingTest {
 
   private static final String FAILED = "The snapshot stream of DRA driver gpu.example.com failed";
 
@@ -28,7 +32,7 @@ class DriverMonitorLoggingTest {
   private final PrintStream original = System.err;
   private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
   private final TestDriver driver = new TestDriver("gpu.example.com");
-  private DriverMonitor monitor;
+  private StreamMonitor monitor;
 
   @BeforeEach
   void capture() {
@@ -40,25 +44,16 @@ class DriverMonitorLoggingTest {
       }
     }, true, StandardCharsets.UTF_8));
     Backoff backoff = Backoff.exponential(Duration.ofSeconds(5), Duration.ofSeconds(180)).build();
-    monitor = new DriverMonitor(driver, "gpu.example.com", time, backoff, new DriverMonitor.Sink() {
-      @Override
-      public void snapshot(DriverMonitor m, List<Pool> pools) {
-      }
-
-      @Override
-      public void ended(DriverMonitor m) {
-      }
-
-      @Override
-      public void failed(DriverMonitor m, Throwable cause, boolean retryable) {
-      }
-    });
+    SnapshotSink sink = new SnapshotSink(new DriverTable(),
+        new WorkQueue<String>(RateLimiter.itemExponential(Duration.ofMillis(5), Duration.ofSeconds(1)), time),
+        new KubernetesSerialization(), Clock.systemUTC());
+    monitor = sink.monitor("gpu.example.com", driver, time, backoff);
     monitor.start();
   }
 
   @AfterEach
   void restore() {
-    monitor.cancel();
+    monitor.stop();
     System.setErr(original);
   }
 
