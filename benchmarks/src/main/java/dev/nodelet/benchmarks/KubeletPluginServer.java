@@ -182,7 +182,8 @@ final class KubeletPluginServer implements AutoCloseable {
     public void nodeUnprepareResources(NodeUnprepareResourcesRequest request,
         StreamObserver<NodeUnprepareResourcesResponse> response) {
       NodeUnprepareResourcesResponse.Builder out = NodeUnprepareResourcesResponse.newBuilder();
-      request.getClaimsList().forEach(c -> out.putClaims(c.getUid(), NodeUnprepareResourceResponse.getDefaultInstance()));
+      request.getClaimsList().forEach(c -> out.putClaims(c.getUid(),
+          NodeUnprepareResourceResponse.getDefaultInstance()));
       response.onNext(out.build());
       response.onCompleted();
     }

@@ -118,7 +118,7 @@ public final class PluginWatcher implements AutoCloseable {
       return callTimeout;
     }
 
-    /** @return a watcher, not started; it holds no thread or connection until {@link PluginWatcher#start} */
+    /** @return a watcher, not started: no thread or connection until {@link PluginWatcher#start} */
     public PluginWatcher build() {
       return new PluginWatcher(this);
     }
@@ -147,7 +147,7 @@ public final class PluginWatcher implements AutoCloseable {
    * Starts the watcher thread and the connections' event loop; returns at once.
    *
    * @param listener receives every registration
-   * @throws IllegalStateException when started before or closed, or when unix sockets are not available here
+   * @throws IllegalStateException when started before, or closed
    */
   public synchronized void start(PluginListener listener) {
     Objects.requireNonNull(listener, "listener");

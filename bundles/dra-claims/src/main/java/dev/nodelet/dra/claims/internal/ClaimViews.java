@@ -79,7 +79,8 @@ final class ClaimViews {
             out.add(claimName == null // the template produced no claim: nothing to prepare, as the kubelet skips it
                 ? new ContainerDevices(ns, pod.getMetadata().getName(), c.getName(), use.getName(), use.getRequest(),
                     List.of())
-                : entry(pod, c, use.getName(), use.getRequest(), ns + "/" + claimName, byKey.get(ns + "/" + claimName)));
+                : entry(pod, c, use.getName(), use.getRequest(), ns + "/" + claimName,
+                    byKey.get(ns + "/" + claimName)));
           }
         }
         if (extended != null) {
