@@ -76,7 +76,11 @@ public final class Main {
       case 5 -> FanOutHarness.run(settings.smoke());
       case 6 -> DraHarness.run(settings.smoke());
       case 7 -> DraClaimsHarness.run(settings.smoke());
-      case DraRestartHarness.MEASURE -> DraRestartHarness.run(settings.smoke());
+      case DraRestartHarness.MEASURE -> {
+        List<Row> rows = new ArrayList<>(DraRestartHarness.run(settings.smoke()));
+        rows.addAll(DraGrpcRestartHarness.run(settings.smoke()));
+        yield rows;
+      }
       case 8 -> PersistenceHarness.run(settings.smoke());
       case 9 -> JmhMeasures.metricsOverhead(settings);
       case TransportHarness.MEASURE -> TransportHarness.run(settings.smoke());

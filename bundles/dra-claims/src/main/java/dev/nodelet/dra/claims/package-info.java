@@ -11,7 +11,7 @@
  * dev.nodelet.dra.claims.ClaimStatus} for the shell and for metrics.
  */
 @Export
-@Version("3.0.0")
+@Version("3.1.0")
 package dev.nodelet.dra.claims;
 
 import org.osgi.annotation.bundle.Export;

@@ -67,28 +67,47 @@ final class ClaimViews {
       for (Container c : containers) {
         if (c.getResources() != null && c.getResources().getClaims() != null) {
           for (io.fabric8.kubernetes.api.model.ResourceClaim use : c.getResources().getClaims()) {
-            String claimName = null;
+            String claimName;
             try {
               PodClaim pc = PodClaims.resolve(pod, use.getName());
               claimName = pc == null ? null : pc.name();
             } catch (PodClaimException e) {
-              // not resolvable yet: no devices
+              out.add(new ContainerDevices(ns, pod.getMetadata().getName(), c.getName(), use.getName(),
+                  use.getRequest(), List.of(), e.getMessage()));
+              continue;
             }
-            out.add(new ContainerDevices(ns, pod.getMetadata().getName(), c.getName(), use.getName(),
-                use.getRequest(), ids(claimName == null ? null : byKey.get(ns + "/" + claimName), use.getRequest())));
+            out.add(claimName == null // the template produced no claim: nothing to prepare, as the kubelet skips it
+                ? new ContainerDevices(ns, pod.getMetadata().getName(), c.getName(), use.getName(), use.getRequest(),
+                    List.of())
+                : entry(pod, c, use.getName(), use.getRequest(), ns + "/" + claimName,
+                    byKey.get(ns + "/" + claimName)));
           }
         }
         if (extended != null) {
           for (ContainerExtendedResourceRequest m : PodClaims.extendedMappings(pod)) {
             if (c.getName().equals(m.getContainerName())) {
-              out.add(new ContainerDevices(ns, pod.getMetadata().getName(), c.getName(), extended,
-                  m.getRequestName(), ids(byKey.get(ns + "/" + extended), m.getRequestName())));
+              out.add(entry(pod, c, extended, m.getRequestName(), ns + "/" + extended, byKey.get(ns + "/" + extended)));
             }
           }
         }
       }
     }
     return out;
+  }
+
+  /** The devices of a resolved claim for one entry, or why there are none: the kubelet's GetResources errors. */
+  private static ContainerDevices entry(Pod pod, Container c, String podClaim, String request, String key,
+      ClaimInfo info) {
+    String error = null;
+    if (info == null) {
+      error = "ResourceClaim " + key + " is not prepared: the claim manager has no record of it (the pod was not"
+          + " handed to it, or not synced yet)";
+    } else if (info.state() != ClaimInfo.State.PREPARED) {
+      error = "ResourceClaim " + key + " is not prepared (" + info.state() + ")"
+          + (info.error() == null ? "" : ": " + info.error());
+    }
+    return new ContainerDevices(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), c.getName(), podClaim,
+        request, error == null ? ids(info, request) : List.of(), error);
   }
 
   private static List<String> ids(ClaimInfo info, String request) {

@@ -4,9 +4,11 @@ import static dev.nodelet.configuration.ConfigurationValues.path;
 import static dev.nodelet.configuration.ConfigurationValues.within;
 
 import dev.nodelet.configuration.LastGoodConfiguration;
+import dev.nodelet.configuration.Running;
 import dev.nodelet.configuration.ServicePublisher;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.RegistrationFailures;
+import dev.nodelet.dra.grpc.PluginWatcher;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
@@ -82,21 +84,13 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
     }
   }
 
-  /** The folder watch and the connections of one configuration. */
-  private record Running(Transport transport, RegistrationWatcher watcher) {
-    void close() {
-      watcher.close();
-      transport.close();
-    }
-  }
-
   private final ServicePublisher publisher;
   private final LastGoodConfiguration<GrpcDraConfiguration, Settings> configuration;
   private final Gauge registered = Gauge.builder().name("nodelet_dra_grpc_registered_drivers")
       .help("External DRA drivers registered through the registration folder, by protocol: v1.DRAPlugin,"
           + " v1beta1.DRAPlugin or nodelet.dra.v1.").labelNames("protocol").withoutExemplars().build();
-  // written under this; read without it by failedRegistrations, which must not wait for a restart
-  private volatile Optional<Running> running = Optional.empty();
+  /** The folder watch and the connections of the configuration in force; read without waiting for a restart. */
+  private final Running<PluginWatcher> running = new Running<>();
 
   @Activate
   public GrpcDraComponent(BundleContext context, GrpcDraConfiguration config, Map<String, Object> properties) {
@@ -111,26 +105,26 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
   private GrpcDraComponent(ServicePublisher publisher, GrpcDraConfiguration config, Map<String, Object> properties) {
     this.publisher = publisher;
     this.configuration = LastGoodConfiguration.waiting(PID, "the external DRA drivers' registration",
-        Settings::from, publisher);
+        Settings::from, publisher).closing(running);
     modified(config, properties);
   }
 
   /** Applies a valid configuration, refuses an invalid one; never throws for an invalid one. */
   @Modified
-  synchronized void modified(GrpcDraConfiguration config, Map<String, Object> properties) {
-    configuration.apply(config, properties, next -> {
-      // the drivers are withdrawn and register again through the new watch
-      running.ifPresent(Running::close);
-      running = Optional.empty();
-      running = Optional.of(start(next));
-    });
+  void modified(GrpcDraConfiguration config, Map<String, Object> properties) {
+    synchronized (running) {
+      configuration.apply(config, properties, next -> {
+        // the drivers are withdrawn and register again through the new watch
+        running.stop();
+        running.replace(start(next));
+      });
+    }
   }
 
+  /** Withdraws the health check, then the drivers, and ends every thread and connection. */
   @Deactivate
-  synchronized void deactivate() {
+  void deactivate() {
     configuration.close();
-    running.ifPresent(Running::close);
-    running = Optional.empty();
   }
 
   /** The configuration in force, if any; for tests. */
@@ -138,29 +132,28 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
     return configuration.settings();
   }
 
-  private Running start(Settings settings) {
-    Transport transport = new Transport(settings.ioThreads());
-    Registrar registrar = new Registrar(transport, settings.handshakeTimeout(), settings.callTimeout());
-    RegistrationWatcher watcher = new RegistrationWatcher(settings.folder(), settings.pollInterval(),
-        settings.withdrawAfter(), registrar, (driver, socket) -> {
-          ServicePublisher.Registration registration = publisher.register(driver.roles(),
-              driver, Map.of(DRIVER_NAME_PROPERTY, driver.driverName(),
-                  ENDPOINT_PROPERTY, driver.endpoint().toString(),
-                  REGISTRATION_PROPERTY, socket.toString(),
-                  PROTOCOL_PROPERTY, driver.protocol()));
-          registered.labelValues(driver.protocol()).inc();
-          return () -> {
-            registered.labelValues(driver.protocol()).dec();
-            registration.unregister();
-          };
-        });
-    watcher.start();
-    return new Running(transport, watcher);
+  private PluginWatcher start(Settings settings) {
+    PluginWatcher watcher = PluginWatcher.builder(settings.folder()).pollInterval(settings.pollInterval())
+        .handshakeTimeout(settings.handshakeTimeout()).callTimeout(settings.callTimeout())
+        .withdrawUnreachableAfter(settings.withdrawAfter()).ioThreads(settings.ioThreads()).build();
+    watcher.start(plugin -> {
+      ServicePublisher.Registration registration = publisher.register(PluginWatch.roles(plugin),
+          PluginWatch.service(plugin), Map.of(DRIVER_NAME_PROPERTY, plugin.driverName(),
+              ENDPOINT_PROPERTY, plugin.endpoint().toString(),
+              REGISTRATION_PROPERTY, plugin.registrationSocket().toString(),
+              PROTOCOL_PROPERTY, plugin.protocol()));
+      registered.labelValues(plugin.protocol()).inc();
+      return () -> {
+        registered.labelValues(plugin.protocol()).dec();
+        registration.unregister();
+      };
+    });
+    return watcher;
   }
 
   @Override
   public List<DriverStatus> failedRegistrations() {
-    return running.map(r -> r.watcher().failedRegistrations()).orElse(List.of());
+    return running.ask(PluginWatcher::failedRegistrations, List.of());
   }
 
   @Override

@@ -17,7 +17,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -85,6 +87,8 @@ final class RegistrationWatcher implements AutoCloseable {
   private volatile String folderProblem = "";
   private volatile String crash; // why the thread ended early, or null
   private volatile long scans; // written by the watcher thread only
+  /** Completed by the end of the first scan that starts after they were asked for. */
+  private final ConcurrentLinkedQueue<CompletableFuture<Void>> scanWaiters = new ConcurrentLinkedQueue<>();
 
   /** A watcher that never withdraws a registered driver for being unreachable. */
   RegistrationWatcher(Path folder, Duration pollInterval, Registrar registrar, Publisher publisher) {
@@ -118,6 +122,25 @@ final class RegistrationWatcher implements AutoCloseable {
     return scans;
   }
 
+  /**
+   * Completes once a scan that starts after this call has ended, so it has seen every change made to the folder
+   * before the call; fails with {@link IllegalStateException} once the watcher is stopped.
+   */
+  CompletableFuture<Void> nextScan() {
+    CompletableFuture<Void> next = new CompletableFuture<>();
+    scanWaiters.add(next);
+    if (closing.getCount() == 0) { // stopped, or stopping: its last scan may already be over
+      failWaiters();
+    }
+    return next;
+  }
+
+  private void failWaiters() {
+    for (CompletableFuture<Void> f; (f = scanWaiters.poll()) != null; ) {
+      f.completeExceptionally(new IllegalStateException("the registration watcher of " + folder + " is stopped"));
+    }
+  }
+
   /** The sockets that did not register and why, then the folder's problem if it has one; never blocks. */
   List<DriverStatus> failedRegistrations() {
     List<DriverStatus> failed = new ArrayList<>(new TreeMap<>(failures).values());
@@ -142,14 +165,20 @@ final class RegistrationWatcher implements AutoCloseable {
     if (thread.isAlive()) {
       LOG.warn("The registration watcher of {} did not stop within 10 s", folder);
     }
+    failWaiters(); // also those of a watcher never started
   }
 
   private void run() {
     LOG.info("Watching {} for DRA driver registration sockets", folder);
     try {
       do {
+        List<CompletableFuture<Void>> waiting = new ArrayList<>();
+        for (CompletableFuture<Void> f; (f = scanWaiters.poll()) != null; ) {
+          waiting.add(f);
+        }
         scan();
         scans++;
+        waiting.forEach(f -> f.complete(null));
       } while (!closing.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS));
     } catch (InterruptedException e) {
       // close() asked us to stop
@@ -163,6 +192,8 @@ final class RegistrationWatcher implements AutoCloseable {
       entries.clear();
       failures.clear();
       folderProblem = "";
+      closing.countDown(); // a crash ends the watch as close() does: nobody waits for a scan that never comes
+      failWaiters();
       LOG.info("Stopped watching {}", folder);
     }
   }

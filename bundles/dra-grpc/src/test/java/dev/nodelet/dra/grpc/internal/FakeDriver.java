@@ -34,18 +34,19 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with the given info, and an endpoint socket serving whatever services a test passes (none: every call is
  * UNIMPLEMENTED). Sockets are bound under a hidden name and renamed into place with the given modes.
  */
-final class FakeDriver implements AutoCloseable {
+public final class FakeDriver implements AutoCloseable {
 
-  final Path registrationSocket;
-  final Path endpoint;
-  final List<RegistrationStatus> statuses = new CopyOnWriteArrayList<>();
+  public final Path registrationSocket;
+  public final Path endpoint;
+  public final List<RegistrationStatus> statuses = new CopyOnWriteArrayList<>();
   /** The connections the endpoint accepted. */
   final AtomicInteger endpointConnections = new AtomicInteger();
   private final EventLoopGroup group = new EpollEventLoopGroup(1);
   private final Server registrationServer;
   private final Server endpointServer;
 
-  FakeDriver(Path registrationSocket, Path endpoint, PluginInfo info, String registrationMode, String endpointMode,
+  public FakeDriver(Path registrationSocket, Path endpoint, PluginInfo info, String registrationMode,
+      String endpointMode,
       ServerServiceDefinition... endpointServices) {
     this.registrationSocket = registrationSocket;
     this.endpoint = endpoint;
@@ -95,6 +96,13 @@ final class FakeDriver implements AutoCloseable {
     }
   }
 
+  /** Stops serving both sockets and leaves their files behind, as a driver killed with SIGKILL does. */
+  public void kill() throws InterruptedException {
+    registrationServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    endpointServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+  }
+
   /** Stops serving the endpoint and leaves both socket files behind, as a driver killed with SIGKILL does. */
   void killEndpoint() throws InterruptedException {
     endpointServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -103,7 +111,7 @@ final class FakeDriver implements AutoCloseable {
   /** Stops serving and removes both sockets. */
   @Override
   public void close() throws Exception {
-    Files.deleteIfExists(registrationSocket);
+    Files.deleteIfExists(registrationSocket); // a killed driver's socket may have been replaced: so be it
     registrationServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     endpointServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     Files.deleteIfExists(endpoint);

@@ -1,0 +1,184 @@
+package dev.nodelet.benchmarks;
+
+import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.claims.ClaimInfo;
+import dev.nodelet.dra.claims.ClaimManager;
+import dev.nodelet.dra.claims.DeviceHealthInfo;
+import dev.nodelet.dra.grpc.PluginWatcher;
+import dev.nodelet.testing.apiserver.EmbeddedApiServer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Measure 15 over real gRPC: the driver is a kubelet plugin served on unix sockets (registration socket in the
+ * registration folder, the kubelet's DRA API v1 and health API v1 on its endpoint), registered through
+ * {@link PluginWatcher} as the {@code nodelet-dra-grpc} bundle does, and its roles handed to the claim manager as the
+ * {@code nodelet-dra-claims} bundle does. 100 pods with one prepared claim each; the plugin is killed (its socket
+ * files stay behind) and a new one binds new sockets under the same names. Measured from the moment the new
+ * registration socket is in place: until every claim's device health is current again (reported on the new
+ * registration's stream), and until a pod bound then has its claim prepared by the new registration. The folder is
+ * polled at the bundle's default interval (1 s) in a full run, so part of each figure is the wait for the next poll.
+ */
+final class DraGrpcRestartHarness {
+
+  private static final String NODE = "node-a";
+  private static final String DRIVER = "gpu.example.com";
+  /** The bundle's default poll interval of the registration folder. */
+  private static final Duration POLL = Duration.ofSeconds(1);
+  /** In the smoke run, so that it stays short: it measures nothing. */
+  private static final Duration SMOKE_POLL = Duration.ofMillis(50);
+
+  record Result(double seenMillis, double healthMillis, double newPodMillis) {
+  }
+
+  private DraGrpcRestartHarness() {
+  }
+
+  static List<Row> run(boolean smoke) {
+    int pods = smoke ? 10 : 100;
+    int rounds = smoke ? 1 : 3;
+    Duration poll = smoke ? SMOKE_POLL : POLL;
+    List<Result> results = new ArrayList<>();
+    long started = System.nanoTime();
+    for (int r = 0; r < rounds; r++) {
+      Result result = once(pods, poll);
+      results.add(result);
+      Main.log("DRA driver restart over gRPC round %d: %d claims, registered again after %.1f ms, health current"
+          + " again after %.1f ms, new pod prepared after %.1f ms", r + 1, pods, result.seenMillis,
+          result.healthMillis, result.newPodMillis);
+    }
+    // what this part adds to the run (and to the smoke test)
+    Main.log("DRA driver restart over gRPC took %.1f s", (System.nanoTime() - started) / 1e9);
+    String what = "DRA driver restart over gRPC (" + pods + " prepared claims, kubelet plugin killed and started"
+        + " again on unix sockets, folder polled every " + poll.toMillis() + " ms): new registration socket → ";
+    String seen = "; the watcher's handshake done after " + Stats.medianRange(results, Result::seenMillis, "ms");
+    return List.of(
+        new Row(DraRestartHarness.MEASURE, what + "every claim's device health current again",
+            Stats.medianRange(results, Result::healthMillis, "ms") + seen, "—", "≤ 1 s",
+            Row.verdict(Stats.median(results, Result::healthMillis) <= 1000)),
+        new Row(DraRestartHarness.MEASURE, what + "a pod bound then has its claim prepared",
+            Stats.medianRange(results, Result::newPodMillis, "ms"), "—", "≤ 1 s",
+            Row.verdict(Stats.median(results, Result::newPodMillis) <= 1000)));
+  }
+
+  static Result once(int podCount, Duration poll) {
+    Path temp;
+    Path registry;
+    Path plugins;
+    try {
+      temp = Files.createTempDirectory("nodelet-bench-grpc-restart-");
+      registry = Files.createDirectory(temp.resolve("plugins_registry"),
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      plugins = Files.createDirectory(temp.resolve("plugins"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    List<KubeletPluginServer> servers = new ArrayList<>();
+    try (EmbeddedApiServer server = EmbeddedApiServer.builder().build().start();
+        KubernetesClient client = server.newClient();
+        ClaimManager manager = ClaimManager.builder(client, NODE).stateDirectory(temp).build();
+        PluginWatcher watcher = PluginWatcher.builder(registry).pollInterval(poll).build()) {
+      // what the dra-claims bundle does with the services the dra-grpc bundle registers
+      watcher.start(plugin -> {
+        plugin.claimPreparation().ifPresent(manager::addDriver);
+        plugin.healthSource().ifPresent(manager::addHealthSource);
+        return () -> {
+          plugin.claimPreparation().ifPresent(manager::removeDriver);
+          plugin.healthSource().ifPresent(manager::removeHealthSource);
+        };
+      });
+      manager.start();
+      KubeletPluginServer first = new KubeletPluginServer(DRIVER, NODE, podCount + 1, client, registry, plugins);
+      servers.add(first);
+      watcher.nextScan().join(); // registered: the pods below are prepared at once, not after a retry
+      for (int i = 0; i < podCount; i++) {
+        manager.podUpdated(allocate(client, i));
+      }
+      await(() -> prepared(manager, podCount), "the first " + podCount + " claims prepared");
+      Pod late = allocate(client, podCount); // allocated while the driver is away, bound once it is back
+
+      first.kill(); // the process died: its socket files stay until the new one replaces them
+      Instant placedAt = Instant.now();
+      long start = System.nanoTime();
+      KubeletPluginServer second = new KubeletPluginServer(DRIVER, NODE, podCount + 1, client, registry, plugins);
+      servers.add(second);
+      manager.podUpdated(late);
+      long[] healthAt = {0};
+      long[] preparedAt = {0};
+      await(() -> {
+        long now = System.nanoTime();
+        if (healthAt[0] == 0 && healthCurrent(manager, podCount, placedAt)) {
+          healthAt[0] = now;
+        }
+        if (preparedAt[0] == 0 && prepared(manager, podCount + 1)) {
+          preparedAt[0] = now;
+        }
+        return healthAt[0] != 0 && preparedAt[0] != 0 && second.registeredAtNanos() != 0;
+      }, "health current and the new pod prepared after the restart");
+      return new Result(Stats.ms(second.registeredAtNanos() - start), Stats.ms(healthAt[0] - start),
+          Stats.ms(preparedAt[0] - start));
+    } finally {
+      servers.forEach(KubeletPluginServer::close); // the killed one again: nothing left to stop
+      deleteQuietly(temp);
+    }
+  }
+
+  private static Pod allocate(KubernetesClient client, int i) {
+    String name = "claim-" + i;
+    ResourceClaim claim = client.resources(ResourceClaim.class).inNamespace("default").resource(
+        new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(name).endMetadata()
+            .withNewSpec().withNewDevices().addNewRequest().withName("gpu").withNewExactly().withDeviceClassName("gpu")
+            .endExactly().endRequest().endDevices().endSpec().build()).create();
+    claim.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
+        .withDriver(DRIVER).withPool(NODE).withDevice("dev-" + i).withRequest("gpu").endResult().endDevices()
+        .endAllocation().addNewReservedFor().withResource("pods").withName("pod-" + i).withUid("pod-uid-" + i)
+        .endReservedFor().build());
+    client.resources(ResourceClaim.class).inNamespace("default").resource(claim).updateStatus();
+    return new PodBuilder().withNewMetadata().withNamespace("default").withName("pod-" + i).withUid("pod-uid-" + i)
+        .withResourceVersion("1").endMetadata().withNewSpec().withNodeName(NODE).addNewResourceClaim().withName("gpu")
+        .withResourceClaimName(name).endResourceClaim().endSpec().build();
+  }
+
+  private static boolean prepared(ClaimManager manager, int count) {
+    return manager.claims().stream().filter(c -> c.state() == ClaimInfo.State.PREPARED).count() >= count;
+  }
+
+  /** Every claim's device has a healthy report received since the new registration socket was placed. */
+  private static boolean healthCurrent(ClaimManager manager, int count, Instant since) {
+    return manager.health().stream().filter(h -> DRIVER.equals(h.driver()) && h.health() == DeviceHealth.Health.HEALTHY
+        && !h.received().isBefore(since)).map(DeviceHealthInfo::device).distinct().count() >= count;
+  }
+
+  private static void await(BooleanSupplier done, String what) {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("not within 60 s: " + what);
+      }
+      LockSupport.parkNanos(100_000);
+    }
+  }
+
+  private static void deleteQuietly(Path folder) {
+    try (var files = Files.walk(folder)) {
+      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      Main.log("cannot delete %s: %s", folder, e);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+package dev.nodelet.dra.grpc;
+
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * Receives the drivers that a {@link PluginWatcher} registered.
+ *
+ * @since 1.0
+ */
+@ConsumerType
+@FunctionalInterface
+public interface PluginListener {
+
+  /**
+   * A registration socket passed the handshake (the driver was told it is registered). Called on the watcher's
+   * thread, one registration at a time; the watcher scans the folder again only once this returns.
+   *
+   * @param plugin the driver, whose role objects may be used until the returned action runs
+   * @return what to do once the registration is withdrawn (its socket went away, was replaced, the driver was
+   *     unreachable too long, or the watcher closed); run once, on the watcher's thread, before the plugin's
+   *     connection is closed
+   */
+  Runnable registered(RegisteredPlugin plugin);
+}
