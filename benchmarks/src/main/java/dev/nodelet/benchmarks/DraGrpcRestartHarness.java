@@ -39,7 +39,7 @@ final class DraGrpcRestartHarness {
   private static final String NODE = "node-a";
   private static final String DRIVER = "gpu.example.com";
   /** The bundle's default poll interval of the registration folder. */
-  private static final Duration POLL = Duration.ofSeconds(1);
+  private static final Duration POLL = Duration.ofMillis(500);
   /** In the smoke run, so that it stays short: it measures nothing. */
   private static final Duration SMOKE_POLL = Duration.ofMillis(50);
 

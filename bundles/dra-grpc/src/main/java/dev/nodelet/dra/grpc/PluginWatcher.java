@@ -50,7 +50,7 @@ public final class PluginWatcher implements AutoCloseable {
   /** The settings of a watcher; {@link #builder} has the defaults. */
   public static final class Builder {
     private final Path folder;
-    private Duration pollInterval = Duration.ofSeconds(1);
+    private Duration pollInterval = Duration.ofMillis(500);
     private Duration handshakeTimeout = Duration.ofSeconds(5);
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
     private Duration withdrawUnreachableAfter = Duration.ofSeconds(30);
@@ -60,7 +60,7 @@ public final class PluginWatcher implements AutoCloseable {
       this.folder = Objects.requireNonNull(folder, "folder");
     }
 
-    /** How often the folder is checked for new, replaced and removed sockets; default 1 s, at least 10 ms. */
+    /** How often the folder is checked for new, replaced and removed sockets; default 500 ms (a restarted driver is seen within it), at least 10 ms. */
     public Builder pollInterval(Duration interval) {
       if (interval == null || interval.compareTo(MIN_POLL_INTERVAL) < 0) {
         throw new IllegalArgumentException("pollInterval must be at least " + MIN_POLL_INTERVAL.toMillis()

@@ -17,7 +17,7 @@ public @interface GrpcDraConfiguration {
 
   @AttributeDefinition(name = "Poll interval (ms)", min = "10",
       description = "How often the registration folder is checked for new, replaced and removed sockets.")
-  long poll_interval_millis() default 1000;
+  long poll_interval_millis() default 500;
 
   @AttributeDefinition(name = "Handshake timeout (ms)", min = "1",
       description = "How long a registration socket may take to answer GetInfo and NotifyRegistrationStatus.")
