@@ -1,6 +1,8 @@
 package dev.nodelet.controller;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -19,12 +21,14 @@ public final class ExecutorScheduler implements Scheduler, AutoCloseable {
   private final ScheduledExecutorService executor;
   private final String name;
   private final boolean owned;
+  private final List<Thread> threads = new CopyOnWriteArrayList<>();
 
   /** A scheduler with one daemon thread named {@code threadName}; {@link #close()} ends it. */
   public ExecutorScheduler(String threadName) {
     ScheduledThreadPoolExecutor own = new ScheduledThreadPoolExecutor(1, r -> {
       Thread thread = new Thread(r, threadName);
       thread.setDaemon(true);
+      threads.add(thread);
       return thread;
     });
     // cancelled timers (grace periods, retries) must not pile up in the queue
@@ -63,7 +67,10 @@ public final class ExecutorScheduler implements Scheduler, AutoCloseable {
     return () -> future.cancel(false);
   }
 
-  /** Ends the own thread, waiting up to 10 s for a running task; pending tasks are dropped. Idempotent. */
+  /**
+   * Ends the own thread, waiting up to 10 s for a running task; pending tasks are dropped. Returns once the thread
+   * has ended (the pool reports termination a moment before its last thread ends). Idempotent.
+   */
   @Override
   public void close() {
     if (!owned) {
@@ -73,6 +80,12 @@ public final class ExecutorScheduler implements Scheduler, AutoCloseable {
     try {
       if (!executor.awaitTermination(10, TimeUnit.SECONDS)) {
         LOG.warn("The thread of {} did not stop within 10 s", name);
+        return;
+      }
+      for (Thread thread : threads) {
+        if (thread != Thread.currentThread()) {
+          thread.join(1_000);
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
