@@ -118,6 +118,9 @@ final class SnapshotSink implements StreamMonitor.Events {
         current.lastError = String.valueOf(cause);
       }
     }
+    if (!retryable) {
+      ended(monitor); // a stream refused for good (Unimplemented) ends as a completed one does
+    }
   }
 
   @Override

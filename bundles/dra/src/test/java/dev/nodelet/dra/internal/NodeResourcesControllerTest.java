@@ -713,6 +713,21 @@ class NodeResourcesControllerTest {
   }
 
   @Test
+  void aStreamRefusedForGoodBeforeASnapshotMeansNoResources() {
+    NodeResourcesController controller = started();
+    TestDriver gpu = new TestDriver(GPU).snapshotOnSubscribe(List.of(pool("pool-a", 1)));
+    controller.addDriver(gpu);
+    await().until(() -> slicesOf(GPU).size() == 1);
+    controller.removeDriver(gpu);
+
+    TestDriver unimplemented = new TestDriver(GPU);
+    controller.addDriver(unimplemented);
+    barrier.pass();
+    unimplemented.fail(new UnsupportedOperationException("Unimplemented"), false);
+    await().until(() -> slicesOf(GPU).isEmpty());
+  }
+
+  @Test
   void closeLeavesNoThreadWatchOrTimerAndKeepsTheSlices() {
     NodeResourcesController controller = NodeResourcesController.builder(client, NODE)
         .nodeUid(() -> Optional.of(nodeUid)).build();
