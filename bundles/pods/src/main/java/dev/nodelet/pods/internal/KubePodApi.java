@@ -6,10 +6,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -52,36 +49,40 @@ final class KubePodApi implements PodApi {
       }
     }
     patch.set("status", body);
-    try {
-      client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-          .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
-      return Outcome.DONE;
-    } catch (KubernetesClientException e) {
-      return outcome("status of pod", pod, e.getCode(), e.getMessage());
-    }
+    // sent as is: fabric8's patch of a subresource reads the pod first, which needs a get on pods the node's roles
+    // do not grant
+    HttpRequest request = client.getHttpClient().newHttpRequestBuilder().uri(url(pod) + "/status")
+        .patch("application/merge-patch+json", patch.toString()).build();
+    return send(request, "status of pod", pod);
   }
 
   @Override
   public Outcome delete(Pod pod) {
-    String namespace = pod.getMetadata().getNamespace();
-    String name = pod.getMetadata().getName();
-    String url = client.getMasterUrl().toString().replaceAll("/$", "") + "/api/v1/namespaces/"
-        + URLEncoder.encode(namespace, StandardCharsets.UTF_8) + "/pods/"
-        + URLEncoder.encode(name, StandardCharsets.UTF_8);
     ObjectNode options = Serialization.jsonMapper().createObjectNode();
     options.put("kind", "DeleteOptions").put("apiVersion", "v1").put("gracePeriodSeconds", 0);
     options.putObject("preconditions").put("uid", pod.getMetadata().getUid());
-    HttpClient http = client.getHttpClient();
-    HttpRequest request = http.newHttpRequestBuilder().uri(url).delete("application/json", options.toString())
-        .build();
+    HttpRequest request = client.getHttpClient().newHttpRequestBuilder().uri(url(pod))
+        .delete("application/json", options.toString()).build();
+    return send(request, "pod", pod);
+  }
+
+  private String url(Pod pod) {
+    return client.getMasterUrl().toString().replaceAll("/$", "") + "/api/v1/namespaces/"
+        + URLEncoder.encode(pod.getMetadata().getNamespace(), StandardCharsets.UTF_8) + "/pods/"
+        + URLEncoder.encode(pod.getMetadata().getName(), StandardCharsets.UTF_8);
+  }
+
+  private Outcome send(HttpRequest request, String what, Pod pod) {
     try {
-      HttpResponse<String> response = http.sendAsync(request, String.class).get(30, TimeUnit.SECONDS);
+      HttpResponse<String> response = client.getHttpClient().sendAsync(request, String.class)
+          .get(30, TimeUnit.SECONDS);
       if (response.isSuccessful()) {
         return Outcome.DONE;
       }
-      return outcome("pod", pod, response.code(), response.body());
+      return outcome(what, pod, response.code(), response.body());
     } catch (ExecutionException | TimeoutException e) {
-      LOG.warn("Deleting pod {}/{} failed, retrying: {}", namespace, name, e.toString());
+      LOG.warn("Writing the {} {}/{} failed, retrying: {}", what, pod.getMetadata().getNamespace(),
+          pod.getMetadata().getName(), e.toString());
       return Outcome.RETRY;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
