@@ -18,7 +18,8 @@ import java.util.stream.Stream;
 /**
  * Writes the results table into a Markdown file between {@value #BEGIN} and {@value #END}, keeping the hand-written
  * text around it (or creating the file). A run of some measures only ({@code --only}) replaces the rows of those
- * measures and keeps the others' rows and the text above the table, adding a line that names the run.
+ * measures and keeps the others' rows and the text above the table, adding a line that names the run; a smoke run
+ * writes a table of its own, marked as such.
  */
 final class Report {
 
@@ -35,7 +36,8 @@ final class Report {
       String old = Files.exists(out) ? Files.readString(out, StandardCharsets.UTF_8) : null;
       int b = old == null ? -1 : old.indexOf(BEGIN);
       int e = old == null ? -1 : old.indexOf(END);
-      boolean partial = !settings.measures().containsAll(Main.ORDER);
+      // smoke figures mean nothing: they never replace measured rows
+      boolean partial = !settings.smoke() && !settings.measures().containsAll(Main.ORDER);
       String table = partial && b >= 0 && e > b && old.substring(b, e).contains(HEADER)
           ? merged(old.substring(b + BEGIN.length(), e), settings, rows, took, args)
           : whole(settings, rows, took, args);

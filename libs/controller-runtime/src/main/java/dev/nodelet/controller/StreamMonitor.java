@@ -50,8 +50,8 @@ public final class StreamMonitor {
      * The current stream failed; called before the retry is scheduled, so that the error cannot outlive the
      * retry's first delivery.
      *
-     * @param retryable {@code true} when the monitor opens the stream again after its back-off, {@code false}
-     *     when it stopped
+     * @param retryable {@code true} when the monitor opens the stream again after its back-off (unless its
+     *     scheduler turns the retry down because the scheduler's owner is closing), {@code false} when it stopped
      */
     void failed(StreamMonitor monitor, Throwable cause, boolean retryable);
 

@@ -113,7 +113,12 @@ public final class KubeComponent {
         KubernetesClient client = factory.create(settings);
         // the old client's services go before the new ones come: consumers never see two clients at once
         connection.stop();
-        connection.replace(connect(settings, client));
+        try {
+          connection.replace(connect(settings, client));
+        } catch (RuntimeException e) {
+          client.close(); // not in service: nobody else closes it
+          throw e;
+        }
       });
     }
   }

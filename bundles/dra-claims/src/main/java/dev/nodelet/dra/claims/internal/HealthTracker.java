@@ -219,7 +219,7 @@ public final class HealthTracker implements AutoCloseable {
 
     @Override
     public void ended(StreamMonitor monitor) {
-      // a clean end keeps the health until its leases run out, as a broken stream does
+      // not called: a HealthListener has no clean end (a health stream only breaks or is closed)
     }
   };
 
