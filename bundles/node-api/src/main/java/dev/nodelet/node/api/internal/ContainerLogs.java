@@ -7,6 +7,7 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -32,8 +33,11 @@ final class ContainerLogs implements SynchronousBundleListener, AutoCloseable {
   private final Map<String, ContainerLog> logs = new ConcurrentHashMap<>();
   /** The listener of each reader read now; readers come and go while this runs. */
   private final Map<LogReaderService, LogListener> listeners = new ConcurrentHashMap<>();
-  /** Per reader ever read, the time of the newest record it gave: a reader back again replays only what is newer. */
-  private final Map<LogReaderService, Long> readUntil = new ConcurrentHashMap<>();
+  /**
+   * Per reader ever read, the time of the newest record it gave: a reader back again replays only what is newer.
+   * Weak: a reader withdrawn for good (its bundle refreshed) must not keep its class loader.
+   */
+  private final Map<LogReaderService, Long> readUntil = Collections.synchronizedMap(new WeakHashMap<>());
   private volatile boolean closed;
 
   /** Reads no log service until one is {@linkplain #addReader added}. */
