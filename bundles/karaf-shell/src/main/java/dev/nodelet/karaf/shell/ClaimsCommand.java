@@ -7,10 +7,14 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Reference;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 
-/** {@code nodelet:claims}: the DRA claims of this node's pods, their devices with CDI IDs, errors and health. */
+/**
+ * {@code nodelet:claims}: the DRA claims of this node's pods, their devices with CDI IDs, errors and health; per
+ * container claim entry its CDI IDs or why it has none.
+ */
 @Service
 @Command(scope = "nodelet", name = "claims", description = "Lists the ResourceClaims of this node's pods with state,"
-    + " pods, prepared devices and CDI IDs, last error; the CDI IDs per container; the health of each device")
+    + " pods, prepared devices and CDI IDs, last error; per container its CDI IDs or why it has none; the health of"
+    + " each device")
 public class ClaimsCommand implements Action {
 
   /** Optional, so that the other commands of this bundle register without the claim manager. */

@@ -3,6 +3,11 @@ package dev.nodelet.karaf.shell;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.nodelet.dra.DeviceHealth;
+import dev.nodelet.dra.claims.ClaimInfo;
+import dev.nodelet.dra.claims.ClaimStatus;
+import dev.nodelet.dra.claims.ContainerDevices;
+import dev.nodelet.dra.claims.DeviceHealthInfo;
 import dev.nodelet.objectcache.CachedObject;
 import dev.nodelet.objectcache.ObjectManager;
 import dev.nodelet.objectcache.ObjectState;
@@ -164,6 +169,35 @@ class CommandsTest {
   void driversAndSlicesSayWhenTheControllerIsNotRunning() {
     assertThat(Stream.<Action>of(new DriversCommand(), new SlicesCommand(), new ClaimsCommand())).allSatisfy(c ->
         assertThatThrownBy(c::execute).hasMessageContaining("is not running"));
+  }
+
+  /** A claim manager's answers as plain values. */
+  private record Status(List<ClaimInfo> claims, List<ContainerDevices> containers, List<DeviceHealthInfo> health,
+      Optional<String> checkpointProblem) implements ClaimStatus {
+  }
+
+  @Test
+  void claimsShowsPerContainerEntryItsCdiIdsOrWhyItHasNone() {
+    ClaimsCommand claims = new ClaimsCommand();
+    claims.status = new Status(
+        List.of(new ClaimInfo("default", "claim-a", "uid-a", ClaimInfo.State.PREPARING, List.of("default/pod-1"),
+            Map.of(), null, null)),
+        List.of(new ContainerDevices("default", "pod-1", "main", "gpu", null, List.of(),
+            "ResourceClaim default/claim-a is not prepared (PREPARING)"),
+            new ContainerDevices("default", "pod-2", "main", "gpu", null, List.of(),
+                "ResourceClaim not created yet for entry gpu of pod pod-2"),
+            new ContainerDevices("default", "pod-3", "main", "gpu", null, List.of("k8s.gpu.example.com/gpu=gpu-0"))),
+        List.of(new DeviceHealthInfo("gpu.example.com", "pool", "gpu-0", DeviceHealth.Health.HEALTHY, "",
+            Instant.EPOCH)),
+        Optional.empty());
+    claims.execute();
+    assertThat(printed()).isEqualTo("default/claim-a  PREPARING  uid=uid-a  pods=default/pod-1\n"
+        + "container default/pod-1/main  claim=gpu  cdi=-\n"
+        + "  error: ResourceClaim default/claim-a is not prepared (PREPARING)\n"
+        + "container default/pod-2/main  claim=gpu  cdi=-\n"
+        + "  error: ResourceClaim not created yet for entry gpu of pod pod-2\n"
+        + "container default/pod-3/main  claim=gpu  cdi=k8s.gpu.example.com/gpu=gpu-0\n"
+        + "health gpu.example.com/pool/gpu-0  HEALTHY\n");
   }
 
   @Test

@@ -16,7 +16,8 @@ public final class ClaimViews {
   /**
    * @param status the claim manager
    * @return one block per claim (state, pods, devices with CDI IDs, error), then one line per container claim
-   *     entry, then the health of each reported device
+   *     entry (its CDI IDs; below it, when the container cannot get them, an {@code error:} line saying why), then
+   *     the health of each reported device
    */
   public static String claims(ClaimStatus status) {
     StringBuilder out = new StringBuilder();
@@ -54,6 +55,10 @@ public final class ClaimViews {
           .append(d.request() == null ? "" : "/" + d.request())
           .append("  cdi=").append(d.cdiDeviceIds().isEmpty() ? "-" : String.join(",", d.cdiDeviceIds()))
           .append('\n');
+      if (!d.ready()) {
+        // below its entry, as a claim's error: one line, whatever the driver's error spans
+        out.append("  error: ").append(d.error().strip().replaceAll("\\s+", " ")).append('\n');
+      }
     }
     out.append(status.health().stream().map(h -> "health " + h.driver() + "/" + h.pool() + "/" + h.device() + "  "
         + h.health() + (h.message().isEmpty() ? "" : "  " + h.message()) + "\n").collect(Collectors.joining()));

@@ -8,7 +8,7 @@ import org.osgi.service.component.annotations.Reference;
 
 /**
  * The Gogo command {@code nodelet:claims}: per claim its state, pods, prepared devices with CDI IDs and last error;
- * per container claim entry its CDI IDs; the health of each reported device. Read-only.
+ * per container claim entry its CDI IDs, or why it has none; the health of each reported device. Read-only.
  */
 @Component(service = ClaimsCommands.class, property = {
     "osgi.command.scope=nodelet",

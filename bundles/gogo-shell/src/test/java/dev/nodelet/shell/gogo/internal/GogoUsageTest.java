@@ -5,11 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import dev.nodelet.dra.claims.ClaimInfo;
+import dev.nodelet.dra.claims.ClaimStatus;
+import dev.nodelet.dra.claims.ContainerDevices;
+import dev.nodelet.dra.claims.DeviceHealthInfo;
 import dev.nodelet.pods.ContainerInfo;
 import dev.nodelet.pods.PodInfo;
 import dev.nodelet.shell.views.PodViews;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.felix.gogo.runtime.CommandProcessorImpl;
 import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
@@ -107,5 +112,29 @@ class GogoUsageTest {
         .isEqualTo("no pods run as bundles in namespace other\n");
     assertThatThrownBy(() -> session.execute("nodelet:pods --receipts edge"))
         .hasMessage("nodelet:pods: wrong arguments: --receipts edge\n" + ObjectCacheCommandsTest.POD_USAGE);
+  }
+
+  /** A claim manager's answers as plain values. */
+  private record Status(List<ClaimInfo> claims, List<ContainerDevices> containers, List<DeviceHealthInfo> health,
+      Optional<String> checkpointProblem) implements ClaimStatus {
+  }
+
+  @Test
+  void claimsShowsPerContainerEntryItsCdiIdsOrWhyItHasNone() throws Exception {
+    processor.removeCommand("nodelet", "claims"); // the one without a status
+    processor.addCommand("nodelet", new ClaimsCommands(new Status(
+        List.of(new ClaimInfo("default", "claim-a", "uid-a", ClaimInfo.State.FAILED, List.of("default/pod-1"),
+            Map.of(), "NodePrepareResources: device busy", Instant.parse("2026-11-28T10:00:00Z"))),
+        List.of(new ContainerDevices("default", "pod-1", "main", "gpu", null, List.of(),
+            "ResourceClaim default/claim-a is not prepared (FAILED): NodePrepareResources: device busy"),
+            new ContainerDevices("default", "pod-2", "main", "gpu", "big", List.of("k8s.gpu.example.com/gpu=gpu-0"))),
+        List.of(), Optional.empty())), "claims");
+
+    assertThat(session.execute("nodelet:claims")).isEqualTo(
+        "default/claim-a  FAILED  uid=uid-a  pods=default/pod-1\n"
+            + "  error: NodePrepareResources: device busy (retry at 2026-11-28T10:00:00Z)\n"
+            + "container default/pod-1/main  claim=gpu  cdi=-\n"
+            + "  error: ResourceClaim default/claim-a is not prepared (FAILED): NodePrepareResources: device busy\n"
+            + "container default/pod-2/main  claim=gpu/big  cdi=k8s.gpu.example.com/gpu=gpu-0\n");
   }
 }
