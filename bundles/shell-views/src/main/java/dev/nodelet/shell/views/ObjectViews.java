@@ -34,6 +34,9 @@ import java.util.regex.Pattern;
  */
 public final class ObjectViews {
 
+  /** The name of the strategy a manager answers with by itself. */
+  private static final String BUILT_IN = "get";
+
   /** What a shown Secret carries instead of the value of a data key; the argument is the value's size in bytes. */
   public static final String REDACTED = "<redacted, %d bytes>";
 
@@ -127,7 +130,7 @@ public final class ObjectViews {
       boolean builtIn = manager.builtInStrategy();
       for (CachedObject object : manager.objects()) {
         rows.add(new String[] {manager.type().plural(), object.namespace(), object.name(),
-            builtIn ? builtIn(object.strategy()) : object.strategy(),
+            label(object.strategy(), builtIn),
             object.state().map(s -> s.name().toLowerCase()).orElse("-"), Integer.toString(object.references()),
             object.lastAccess().map(Object::toString).orElse("never")});
       }
@@ -152,13 +155,15 @@ public final class ObjectViews {
    * @return the name of the strategy it uses; {@code get (built-in)} while it answers by itself
    */
   public static String strategy(ObjectManager<?> manager) {
-    // read once each: the manager may move between the two reads, and a listing shows one or the other
-    String name = manager.strategy();
-    return manager.builtInStrategy() ? builtIn(name) : name;
+    return label(manager.strategy(), manager.builtInStrategy());
   }
 
-  private static String builtIn(String name) {
-    return name + " (built-in)";
+  /**
+   * The two reads are apart and the manager may move between them: only the built-in's own name is marked, so that a
+   * move shows one strategy or the other, never another strategy marked built-in.
+   */
+  private static String label(String name, boolean builtIn) {
+    return builtIn && BUILT_IN.equals(name) ? name + " (built-in)" : name;
   }
 
   /**
