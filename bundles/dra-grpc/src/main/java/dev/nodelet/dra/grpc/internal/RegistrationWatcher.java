@@ -301,7 +301,7 @@ final class RegistrationWatcher implements AutoCloseable {
         // the listener's fault, not the watch's: this driver stays unregistered, the others go on
         driver.close();
         String refused = "the listener refused DRA driver " + driver.driverName() + ": " + e;
-        LOG.error("{} (registration socket {}); it is not registered until its socket is created again", refused,
+        LOG.error("{} (registration socket {}); it is not registered until its socket is replaced", refused,
             socket, e);
         return Entry.failed(id, Long.MAX_VALUE, null, driver.driverName(), refused);
       } catch (Error e) {
