@@ -27,7 +27,9 @@ import java.util.concurrent.CompletableFuture;
  *       most 107 bytes of a socket of mode 0600. It then calls {@code NotifyRegistrationStatus} with the verdict.</li>
  *   <li>A refused driver is listed by {@link #failedRegistrations()} with the reason, and not asked again until its
  *       socket is replaced or its mode changes. A socket that does not answer is tried again at doubling intervals
- *       up to 30 s; one that does not serve the registration service is ignored until replaced.</li>
+ *       up to 30 s; one that does not serve the registration service is ignored until replaced. So is a socket
+ *       that cannot be dialled at all (Netty's epoll transport is not available here: the reason names its
+ *       cause), and a driver whose {@link PluginListener#registered} threw a {@link RuntimeException}.</li>
  *   <li>A socket replaced under the same name (a restarted driver binds a new file) registers again: the new
  *       registration is handed to the listener before the old one is withdrawn. A socket that goes away withdraws
  *       its registration. Two sockets that name the same driver are two registrations; whoever consumes them calls
@@ -157,8 +159,14 @@ public final class PluginWatcher implements AutoCloseable {
     }
     PluginWatch next = new PluginWatch(settings.folder, settings.pollInterval, settings.handshakeTimeout,
         settings.callTimeout, settings.withdrawUnreachableAfter, settings.ioThreads, listener);
-    next.start();
-    watch = next;
+    watch = next; // first: the listener, called from the first scan on, may ask for nextScan or the failures
+    try {
+      next.start();
+    } catch (RuntimeException | Error e) {
+      watch = null;
+      next.close();
+      throw e;
+    }
   }
 
   /** @return the folder watched */

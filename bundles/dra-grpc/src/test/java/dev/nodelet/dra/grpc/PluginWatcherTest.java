@@ -13,8 +13,10 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -184,6 +186,27 @@ class PluginWatcherTest {
     assertThat(events).containsExactly("registered 1", "withdrawn 1");
     assertThat(watcher.nextScan()).isCompletedExceptionally();
     assertThat(watcher.failedRegistrations()).isEmpty();
+  }
+
+  @Test
+  void theListenerCanAskForTheNextScanAndTheFailuresFromTheFirstScanOn() throws Exception {
+    watcher.close(); // this test starts its own, with the drivers already there
+    serve("a-old.example.com", "rw-------", "1.0.0"); // refused, in the scan before b: sockets go in name order
+    serve("b.example.com", "rw-------", "v1.DRAPlugin");
+    AtomicReference<PluginWatcher> self = new AtomicReference<>();
+    CompletableFuture<CompletableFuture<Void>> asked = new CompletableFuture<>();
+    CompletableFuture<List<DriverStatus>> failures = new CompletableFuture<>();
+    watcher = PluginWatcher.builder(registry).pollInterval(Duration.ofMillis(20)).build();
+    self.set(watcher);
+    watcher.start(plugin -> {
+      asked.complete(self.get().nextScan()); // not waited on here: the next scan starts once this returns
+      failures.complete(self.get().failedRegistrations());
+      return () -> { };
+    });
+
+    asked.get(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS); // the watcher was running, not "not running"
+    assertThat(failures.get(10, TimeUnit.SECONDS)).extracting(DriverStatus::driverName)
+        .containsExactly("a-old.example.com");
   }
 
   @Test

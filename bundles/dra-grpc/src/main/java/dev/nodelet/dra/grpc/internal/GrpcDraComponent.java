@@ -50,8 +50,6 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
 
   /** The longest interval or timeout: a day. */
   static final long MAX_MILLIS = 24L * 60 * 60 * 1000;
-  /** The most event loop threads. */
-  static final int MAX_IO_THREADS = 64;
 
   /** A validated configuration. */
   record Settings(Path folder, Duration pollInterval, Duration handshakeTimeout, Duration callTimeout,
@@ -67,12 +65,12 @@ public final class GrpcDraComponent implements MultiCollector, RegistrationFailu
           callTimeout(within("call.timeout.millis", config::call_timeout_millis, 0, MAX_MILLIS, "milliseconds")),
           Duration.ofSeconds(within("unreachable.withdraw.seconds", config::unreachable_withdraw_seconds, 0,
               MAX_MILLIS / 1000, "seconds")),
-          (int) within("io.threads", config::io_threads, 1, MAX_IO_THREADS, ""));
+          (int) within("io.threads", config::io_threads, 1, PluginWatcher.MAX_IO_THREADS, ""));
     }
 
     /** 0 is the kubelet's default, as a registration that names no timeout gets it there. */
     static Duration callTimeout(long millis) {
-      return millis == 0 ? KubeletPlugin.CALL_TIMEOUT : Duration.ofMillis(millis);
+      return millis == 0 ? PluginWatcher.DEFAULT_CALL_TIMEOUT : Duration.ofMillis(millis);
     }
 
     @Override

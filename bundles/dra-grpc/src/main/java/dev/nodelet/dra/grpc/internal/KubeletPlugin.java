@@ -44,8 +44,6 @@ final class KubeletPlugin extends RegisteredDriver
   static final String V1BETA1 = "v1beta1.DRAPlugin";
   static final String HEALTH_V1 = "v1.DRAResourceHealth";
   static final String HEALTH_V1ALPHA1 = "v1alpha1.DRAResourceHealth";
-  /** The kubelet's deadline for one prepare or unprepare call. */
-  static final Duration CALL_TIMEOUT = Duration.ofSeconds(45);
   /** The kubelet's lease of a health report that names no timeout. */
   static final Duration DEFAULT_HEALTH_TIMEOUT = Duration.ofSeconds(30);
   /** The kubelet's health retry after "Unimplemented": the first delay, doubling up to the cap. */

@@ -50,6 +50,18 @@ final class Registrar {
     }
   }
 
+  /**
+   * The transport cannot dial at all (Netty's epoll transport is not available here, or the transport is closed);
+   * the message says why. Asking again gives the same answer.
+   */
+  static final class TransportException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    TransportException(IllegalStateException cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+
   private final Transport transport;
   private final Duration timeout;
   private final Duration callTimeout;
@@ -82,10 +94,16 @@ final class Registrar {
    *
    * @return the driver, not yet published
    * @throws RefusedException the driver's info is invalid; the driver has been told why
+   * @throws TransportException the transport cannot dial; the driver has not been asked
    * @throws io.grpc.StatusRuntimeException the socket did not answer (a stale socket, a driver still starting)
    */
-  RegisteredDriver register(Path registrationSocket) throws RefusedException {
-    ManagedChannel channel = transport.channel(registrationSocket);
+  RegisteredDriver register(Path registrationSocket) throws RefusedException, TransportException {
+    ManagedChannel channel;
+    try {
+      channel = transport.channel(registrationSocket);
+    } catch (IllegalStateException e) {
+      throw new TransportException(e);
+    }
     try {
       RegistrationGrpc.RegistrationBlockingStub stub = RegistrationGrpc.newBlockingStub(channel);
       PluginInfo info = stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)

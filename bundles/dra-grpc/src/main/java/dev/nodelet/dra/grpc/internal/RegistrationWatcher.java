@@ -170,15 +170,20 @@ final class RegistrationWatcher implements AutoCloseable {
 
   private void run() {
     LOG.info("Watching {} for DRA driver registration sockets", folder);
+    // the waiters of the scan in progress: failed with the queued ones if the scan throws or is cut short
+    List<CompletableFuture<Void>> waiting = new ArrayList<>();
     try {
       do {
-        List<CompletableFuture<Void>> waiting = new ArrayList<>();
         for (CompletableFuture<Void> f; (f = scanWaiters.poll()) != null; ) {
           waiting.add(f);
         }
         scan();
         scans++;
+        if (closing.getCount() == 0) {
+          break; // close() came during the scan: what it did is being withdrawn, so its waiters fail
+        }
         waiting.forEach(f -> f.complete(null));
+        waiting.clear();
       } while (!closing.await(pollInterval.toMillis(), TimeUnit.MILLISECONDS));
     } catch (InterruptedException e) {
       // close() asked us to stop
@@ -193,6 +198,7 @@ final class RegistrationWatcher implements AutoCloseable {
       failures.clear();
       folderProblem = "";
       closing.countDown(); // a crash ends the watch as close() does: nobody waits for a scan that never comes
+      scanWaiters.addAll(waiting);
       failWaiters();
       LOG.info("Stopped watching {}", folder);
     }
@@ -292,6 +298,13 @@ final class RegistrationWatcher implements AutoCloseable {
       try {
         unpublish = publisher.publish(driver, socket);
       } catch (RuntimeException e) {
+        // the listener's fault, not the watch's: this driver stays unregistered, the others go on
+        driver.close();
+        String refused = "the listener refused DRA driver " + driver.driverName() + ": " + e;
+        LOG.error("{} (registration socket {}); it is not registered until its socket is replaced", refused,
+            socket, e);
+        return Entry.failed(id, Long.MAX_VALUE, null, driver.driverName(), refused);
+      } catch (Error e) {
         driver.close();
         throw e;
       }
@@ -304,6 +317,11 @@ final class RegistrationWatcher implements AutoCloseable {
           driver.close();
         }
       }, Long.MAX_VALUE, null, null);
+    } catch (Registrar.TransportException e) {
+      // as a refusal: the same transport gives the same answer, so only a new socket or mode tries again
+      LOG.error("Cannot dial registration socket {}: {}", socket, e.getMessage());
+      return Entry.failed(id, Long.MAX_VALUE, null, name, "cannot dial registration socket " + socket + ": "
+          + e.getMessage() + "; it is tried again when the socket is replaced");
     } catch (Registrar.RefusedException e) {
       LOG.error("DRA driver registration refused: {}", e.getMessage());
       return Entry.failed(id, Long.MAX_VALUE, null, e.driverName().isEmpty() ? name : e.driverName(),

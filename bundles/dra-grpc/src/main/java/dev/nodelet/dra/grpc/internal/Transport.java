@@ -12,6 +12,7 @@ import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.nio.file.Path;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /**
  * The gRPC client side of every driver connection: one epoll event loop group, owned here and shut down on
@@ -25,11 +26,18 @@ final class Transport implements AutoCloseable {
   static final String THREAD_PREFIX = "nodelet-dra-grpc";
 
   private final int threads;
+  private final IntFunction<EventLoopGroup> groupFactory;
   private EventLoopGroup group;
   private boolean closed;
 
   Transport(int threads) {
+    this(threads, Transport::epollGroup);
+  }
+
+  /** For tests: {@code groupFactory} makes the event loop group of {@code threads} threads at the first dial. */
+  Transport(int threads, IntFunction<EventLoopGroup> groupFactory) {
     this.threads = threads;
+    this.groupFactory = groupFactory;
   }
 
   /**
@@ -63,13 +71,17 @@ final class Transport implements AutoCloseable {
       throw new IllegalStateException("the DRA gRPC transport is closed");
     }
     if (group == null) {
-      if (!Epoll.isAvailable()) {
-        throw new IllegalStateException("unix domain sockets need Netty's epoll transport, which is not available"
-            + " here: " + Epoll.unavailabilityCause());
-      }
-      group = new EpollEventLoopGroup(threads, new DefaultThreadFactory(THREAD_PREFIX + "-io", true));
+      group = groupFactory.apply(threads);
     }
     return group;
+  }
+
+  private static EventLoopGroup epollGroup(int threads) {
+    if (!Epoll.isAvailable()) {
+      throw new IllegalStateException("unix domain sockets need Netty's epoll transport, which is not available"
+          + " here: " + Epoll.unavailabilityCause());
+    }
+    return new EpollEventLoopGroup(threads, new DefaultThreadFactory(THREAD_PREFIX + "-io", true));
   }
 
   /** Stops the event loop threads; channels still open fail. Waits a bounded time for the threads to end. */

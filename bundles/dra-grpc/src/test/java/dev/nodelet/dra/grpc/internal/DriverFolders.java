@@ -3,7 +3,7 @@ package dev.nodelet.dra.grpc.internal;
 import static org.awaitility.Awaitility.await;
 
 import dev.nodelet.controller.Scheduler;
-
+import dev.nodelet.dra.grpc.PluginWatcher;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,7 +62,7 @@ final class DriverFolders implements AutoCloseable {
   /** Starts a watcher of the registration folder, polling every 20 ms, that hands registered drivers to {@code to}. */
   RegistrationWatcher startWatcher(Duration handshakeTimeout, RegistrationWatcher.Publisher to) {
     return start(new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout,
-        KubeletPlugin.CALL_TIMEOUT, HEALTH_BACKOFF, HEALTH_BACKOFF_CAP, healthTime), to));
+        PluginWatcher.DEFAULT_CALL_TIMEOUT, HEALTH_BACKOFF, HEALTH_BACKOFF_CAP, healthTime), to));
   }
 
   /** The command-line arguments of an example driver naming both folders and the driver, then {@code more}. */

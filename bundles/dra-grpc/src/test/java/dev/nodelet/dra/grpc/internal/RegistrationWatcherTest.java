@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
 import dev.nodelet.dra.Subscription;
+import dev.nodelet.dra.grpc.PluginWatcher;
 import dev.nodelet.dra.grpc.pluginregistration.PluginInfo;
 import dev.nodelet.dra.grpc.pluginregistration.RegistrationStatus;
 import dev.nodelet.dra.grpc.v1.DeviceAttribute;
@@ -260,14 +261,14 @@ class RegistrationWatcherTest {
   @Test
   void aWatcherThatFailedSaysSoAmongTheFailedRegistrations() throws Exception {
     RegistrationWatcher watcher = folders.startWatcher(Duration.ofSeconds(2), (driver, socket) -> {
-      throw new IllegalStateException("the service registry is gone");
+      throw new Error("the service registry is gone"); // an Error: a RuntimeException refuses that driver only
     });
     register("gpu.example.com");
     await().until(() -> !watcher.failedRegistrations().isEmpty());
     assertThat(watcher.failedRegistrations()).singleElement().satisfies(failure -> {
       assertThat(failure.driverName()).isEqualTo(registry.toString());
       assertThat(failure.lastError()).hasValue("the registration watcher of " + registry + " failed"
-          + " (java.lang.IllegalStateException: the service registry is gone); no driver registers until the"
+          + " (java.lang.Error: the service registry is gone); no driver registers until the"
           + " component restarts (restart the bundle nodelet-dra-grpc, or change configuration"
           + " dev.nodelet.dra.grpc)");
     });
@@ -278,7 +279,8 @@ class RegistrationWatcherTest {
   void aDriverUnreachablePastTheLimitIsWithdrawn() throws Exception {
     RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
         Duration.ofMillis(500),
-        new Registrar(folders.transport, Duration.ofSeconds(2), KubeletPlugin.CALL_TIMEOUT), folders.publisher()));
+        new Registrar(folders.transport, Duration.ofSeconds(2), PluginWatcher.DEFAULT_CALL_TIMEOUT),
+        folders.publisher()));
     FakeDriver driver = register("gpu.example.com", Snapshots.sending(Snapshots.devices("pool", 1)));
     RecordingListener listener = subscribe(driver);
     await().until(() -> listener.snapshots.size() == 1);
@@ -310,7 +312,8 @@ class RegistrationWatcherTest {
     List<Subscription> subscriptions = new ArrayList<>();
     // like the controller: a withdrawn driver's subscription is closed
     RegistrationWatcher watcher = folders.start(new RegistrationWatcher(registry, Duration.ofMillis(20),
-        new Registrar(folders.transport, Duration.ofSeconds(2), KubeletPlugin.CALL_TIMEOUT), (registered, socket) -> {
+        new Registrar(folders.transport, Duration.ofSeconds(2), PluginWatcher.DEFAULT_CALL_TIMEOUT),
+        (registered, socket) -> {
           RecordingListener listener = new RecordingListener();
           Subscription subscription = ((GrpcDraDriver) registered).subscribe(listener);
           subscriptions.add(subscription);
