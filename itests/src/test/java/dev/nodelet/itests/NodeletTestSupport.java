@@ -1,5 +1,6 @@
 package dev.nodelet.itests;
 
+import static org.ops4j.pax.exam.CoreOptions.composite;
 import static org.ops4j.pax.exam.CoreOptions.junitBundles;
 import static org.ops4j.pax.exam.CoreOptions.maven;
 import static org.ops4j.pax.exam.CoreOptions.mavenBundle;
@@ -114,7 +115,7 @@ public abstract class NodeletTestSupport {
    */
   private static Option testJvm(Properties build) {
     String options = build.getProperty("test.jvm.options", "").trim();
-    return vmOptions(options.isEmpty() ? new String[0] : options.split("\\s+"));
+    return options.isEmpty() ? composite() : vmOptions(options.split("\\s+"));
   }
 
   /** Awaitility in the container; it needs Hamcrest 2. */
