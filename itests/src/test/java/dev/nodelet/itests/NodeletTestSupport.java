@@ -1,10 +1,12 @@
 package dev.nodelet.itests;
 
+import static org.ops4j.pax.exam.CoreOptions.composite;
 import static org.ops4j.pax.exam.CoreOptions.junitBundles;
 import static org.ops4j.pax.exam.CoreOptions.maven;
 import static org.ops4j.pax.exam.CoreOptions.mavenBundle;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 import static org.ops4j.pax.exam.CoreOptions.url;
+import static org.ops4j.pax.exam.CoreOptions.vmOptions;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.configureConsole;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.editConfigurationFilePut;
 import static org.ops4j.pax.exam.karaf.options.KarafDistributionOption.karafDistributionConfiguration;
@@ -107,6 +109,15 @@ public abstract class NodeletTestSupport {
     };
   }
 
+  /**
+   * The build's options for the JVM of a container (the client compiler only: a container lives seconds to a minute,
+   * and its start is most of its CPU time).
+   */
+  private static Option testJvm(Properties build) {
+    String options = build.getProperty("test.jvm.options", "").trim();
+    return options.isEmpty() ? composite() : vmOptions(options.split("\\s+"));
+  }
+
   /** Awaitility in the container; it needs Hamcrest 2. */
   private static Option[] awaitility(Properties build) {
     return new Option[] {
@@ -139,6 +150,7 @@ public abstract class NodeletTestSupport {
     options.add(junitBundles());
     options.addAll(List.of(facts(server, build)));
     options.addAll(List.of(awaitility(build)));
+    options.add(testJvm(build));
     options.add(systemProperty("org.slf4j.simpleLogger.defaultLogLevel").value(logLevel));
     // Pax Exam's own logging API, without a backend, prints at DEBUG (SPI Fly logs every provider at INFO)
     options.add(systemProperty("org.ops4j.pax.logging.DefaultServiceLog.level").value("WARN"));
@@ -184,6 +196,7 @@ public abstract class NodeletTestSupport {
         editConfigurationFilePut(kubeCfg, "node.name", NODE_NAME)));
     options.addAll(List.of(facts(server, build)));
     options.addAll(List.of(awaitility(build)));
+    options.add(testJvm(build));
     return options.toArray(Option[]::new);
   }
 

@@ -55,6 +55,23 @@ class LauncherIT {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
   }
 
+  /**
+   * The build's options for the JVMs a test starts (the client compiler only: a launcher lives seconds, and its
+   * start is most of its CPU time), none when run without them.
+   */
+  private static List<String> testJvmOptions() {
+    String options = System.getProperty("nodelet.test.jvm.options", "").trim();
+    return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
+  }
+
+  /** A process of this JVM's {@code java} with the test JVM options and {@code args}. */
+  private static ProcessBuilder java(String... args) {
+    List<String> command = new ArrayList<>(List.of(java()));
+    command.addAll(testJvmOptions());
+    command.addAll(List.of(args));
+    return new ProcessBuilder(command);
+  }
+
   private Process launch(String... args) throws IOException {
     return launchWith(List.of(), output(), args);
   }
@@ -62,6 +79,7 @@ class LauncherIT {
   /** A launcher with these JVM options, whose output goes to {@code output}. */
   private Process launchWith(List<String> jvmOptions, Path output, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of(java()));
+    command.addAll(testJvmOptions());
     command.addAll(jvmOptions);
     command.addAll(List.of("-jar", JAR.toAbsolutePath().toString(),
         "--no-shell", "--etc", dir.resolve("etc").toString(), "--work", dir.resolve("work").toString()));
@@ -107,7 +125,7 @@ class LauncherIT {
 
   /** The exit status and output of {@code --exec COMMAND} against the launcher of {@code dir}. */
   private static Exec exec(Path dir, String command) throws Exception {
-    Process exec = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+    Process exec = java("-jar", JAR.toAbsolutePath().toString(),
         "--etc", dir.resolve("etc").toString(), "--exec", command).redirectErrorStream(true).start();
     String output = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     return new Exec(exec.waitFor(), output);
@@ -147,7 +165,7 @@ class LauncherIT {
   private Process startExternalDriverWithThreeDevices() throws Exception {
     String prefix = "  external DRA drivers register their sockets in ";
     Path registry = Path.of(awaitLine(prefix).substring(prefix.length()));
-    Process driver = new ProcessBuilder(java(), "-jar", DRIVER_JAR.toAbsolutePath().toString(),
+    Process driver = java("-jar", DRIVER_JAR.toAbsolutePath().toString(),
         "--registry", registry.toString(), "--plugins", dir.resolve("plugins").toString(),
         "--name", "ext.example.com", "--devices", "3")
         .redirectErrorStream(true).redirectOutput(dir.resolve("driver.txt").toFile()).start();
@@ -370,20 +388,20 @@ class LauncherIT {
       awaitLine("  cache: secrets"); // the managers hold the demo's objects
       Path socket = dir.resolve("run").resolve("nodelet.sock");
       assertThat(Files.getPosixFilePermissions(socket)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
-      Process exec = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+      Process exec = java("-jar", JAR.toAbsolutePath().toString(),
           "--etc", dir.resolve("etc").toString(), "--exec", "nodelet:objects").redirectErrorStream(true).start();
       String output = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(exec.waitFor()).isZero();
       assertThat(output).contains("LAST-ACCESS").contains("db-credentials");
 
-      Process failing = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+      Process failing = java("-jar", JAR.toAbsolutePath().toString(),
           "--run", dir.resolve("run").toString(), "--exec", "nodelet:get secret default nothing-here")
           .redirectErrorStream(true).start();
       String error = new String(failing.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(failing.waitFor()).isEqualTo(1);
       assertThat(error).contains("nothing-here");
 
-      Process wrong = new ProcessBuilder(java(), "-jar", JAR.toAbsolutePath().toString(),
+      Process wrong = java("-jar", JAR.toAbsolutePath().toString(),
           "--run", dir.resolve("run").toString(), "--exec", "nodelet:get Token").redirectErrorStream(true).start();
       String usage = new String(wrong.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(wrong.waitFor()).isEqualTo(1);
@@ -747,7 +765,7 @@ class LauncherIT {
   @Test
   void aStopWhileStartingSaysSoAndLeavesNoTemporaryFolder() throws Exception {
     Path temporary = Files.createDirectories(dir.resolve("tmp"));
-    Process process = new ProcessBuilder(java(), "-Djava.io.tmpdir=" + temporary, "-jar",
+    Process process = java("-Djava.io.tmpdir=" + temporary, "-jar",
         JAR.toAbsolutePath().toString(), "--no-shell", "--etc", dir.resolve("etc").toString())
         .redirectErrorStream(true).redirectOutput(output().toFile()).start();
     try {

@@ -23,6 +23,8 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -32,6 +34,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
@@ -83,6 +86,17 @@ class ApiServerFaultsTest {
     return 0;
   }
 
+  /** The objects whose watch the store has up (its open-watches gauge): a failed watch is not counted. */
+  private long storeWatches() {
+    for (MetricSnapshot metric : metrics.collect()) {
+      if (metric instanceof GaugeSnapshot gauge
+          && gauge.getMetadata().getName().equals("nodelet_store_watch_open_watches")) {
+        return (long) gauge.getDataPoints().stream().mapToDouble(GaugeDataPointSnapshot::getValue).sum();
+      }
+    }
+    return 0;
+  }
+
   private long update(int i, String value) {
     return faults.update(i, value);
   }
@@ -121,9 +135,12 @@ class ApiServerFaultsTest {
 
     try (Reader reader = new Reader(store)) {
       server.stop();
-      // while it is away the last copies are served, without an error and without waiting
-      await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> reader.errors.get() == null
-          && server.openWatches("configmaps") == 0);
+      // while it is away the last copies are served, without an error and without waiting: once every watch of the
+      // store has failed to come back (it knows the server is away), the reader still reads every object
+      await().atMost(WAIT).until(() -> server.openWatches("configmaps") == 0 && storeWatches() == 0);
+      long passes = reader.passes.get();
+      await().atMost(WAIT).until(() -> reader.passes.get() >= passes + 3);
+      assertThat(reader.errors.get()).isNull();
 
       server.start();
       long restarted = System.nanoTime();
@@ -251,6 +268,8 @@ class ApiServerFaultsTest {
     private final long[] last = new long[OBJECTS];
     private final List<String> wentBack = new ArrayList<>();
     final AtomicReference<RuntimeException> errors = new AtomicReference<>();
+    /** Full rounds over every object so far. */
+    final AtomicLong passes = new AtomicLong();
     private final Thread thread;
     private volatile boolean running = true;
 
@@ -289,6 +308,7 @@ class ApiServerFaultsTest {
             expected.compareAndSet(i, want, new Expected(want.version(), want.writtenAt(), System.nanoTime()));
           }
         }
+        passes.incrementAndGet();
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
       }
     }
