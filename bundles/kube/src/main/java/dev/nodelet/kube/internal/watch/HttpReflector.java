@@ -297,6 +297,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
     if (line.isBlank()) {
       return;
     }
+    ChangeEvents.Change<T> decoded = ChangeEvents.decode(engine.serialization, type, line);
+    if (decoded != null) {
+      change(call, decoded.type(), decoded.object());
+      return;
+    }
     Map<String, Object> event;
     try {
       event = engine.serialization.unmarshal(line, Map.class);
