@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * list and watch requests itself and reads the watch stream line by line, so that it decides when a watch ends
  * (fabric8's watch managers leave a watch open when it is closed before its response arrives).
  *
- * <p>All state changes run on the reflector's {@link SerialExecutor}; HTTP callbacks only hand over. A request is a
+ * <p>All state changes run on the reflector's {@link SerialExecutor}; HTTP callbacks only hand over, and a watch's
+ * body runs on the transport's thread that read it when the reflector has nothing else queued. A request is a
  * {@link ReflectorCall}; answers of a call that is no longer the current one are dropped and their body closed.
  */
 final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
@@ -294,6 +295,11 @@ final class HttpReflector<T extends HasMetadata> implements Reflector<T> {
   @SuppressWarnings("unchecked")
   private void event(ReflectorCall<T> call, String line) {
     if (line.isBlank()) {
+      return;
+    }
+    ChangeEvents.Change<T> decoded = ChangeEvents.decode(engine.serialization, type, line);
+    if (decoded != null) {
+      change(call, decoded.type(), decoded.object());
       return;
     }
     Map<String, Object> event;

@@ -54,7 +54,8 @@ final class ReflectorCall<T extends HasMetadata> implements AsyncBody.Consumer<L
   @Override
   public void consume(List<ByteBuffer> buffers, AsyncBody answerBody) {
     byte[] bytes = copy(buffers); // the transport may reuse its buffers once this returns
-    reflector.serial.execute(() -> reflector.received(this, bytes, answerBody));
+    // on the transport's thread when the reflector is idle: no pool thread to wake per event
+    reflector.serial.executeHere(() -> reflector.received(this, bytes, answerBody));
   }
 
   /** The transport sent the request: cancelling ends it from now on, also before its response arrives. */

@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the tasks of one reflector one at a time, in order, on a shared pool: no thread per watch, and the callbacks
- * of one reflector never overlap. After {@link #close()} queued tasks are dropped.
+ * of one reflector never overlap. What a watch's stream delivers runs on the thread that read it when the reflector
+ * is idle ({@link #executeHere}). After {@link #close()} queued tasks are dropped.
  */
 final class SerialExecutor implements Executor {
 
@@ -34,6 +35,23 @@ final class SerialExecutor implements Executor {
     }
     tasks.add(task);
     schedule();
+  }
+
+  /**
+   * Runs the task on the calling thread if nothing of this reflector is queued or running, else queues it behind what
+   * is: the order and the one-at-a-time rule hold either way. A watch event then costs no hand-over to the pool, whose
+   * thread would have to be woken for each (on a busy node that wake-up was most of the time from a frame's arrival to
+   * the object being visible); fabric8's informers also handle events on the thread that read them. At most
+   * {@value #BATCH} tasks run here before the rest go to the pool.
+   */
+  void executeHere(Runnable task) {
+    if (closed) {
+      return;
+    }
+    tasks.add(task);
+    if (scheduled.compareAndSet(false, true)) {
+      drain();
+    }
   }
 
   void close() {

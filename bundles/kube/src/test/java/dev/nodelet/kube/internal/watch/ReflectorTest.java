@@ -113,7 +113,7 @@ class ReflectorTest {
   }
 
   /** Records what a reflector reports, as "add a=1", "update a=2", "delete a", "synced". */
-  static final class Recorder implements ReflectorListener<ConfigMap> {
+  static class Recorder implements ReflectorListener<ConfigMap> {
     final List<String> events = new CopyOnWriteArrayList<>();
     final List<ReflectorException> errors = new CopyOnWriteArrayList<>();
     final List<String> restarts = new CopyOnWriteArrayList<>();
@@ -180,6 +180,29 @@ class ReflectorTest {
     assertThat(reflector.list()).extracting(c -> c.getMetadata().getName()).containsExactlyInAnyOrder("a", "c");
     assertThat(reflector.resourceVersion()).contains(Long.toString(server.resourceVersion()));
     assertThat(server.requestCount(Verb.WATCH, "configmaps")).isEqualTo(1);
+  }
+
+  @Test
+  void aWatchEventIsReportedOnTheThreadThatReadItNotHandedToTheCallbackPool() {
+    put("a", "1");
+    List<String> threads = new CopyOnWriteArrayList<>();
+    Recorder recorder = new Recorder() {
+      @Override
+      public void onUpdate(ConfigMap oldObject, ConfigMap newObject) {
+        threads.add(Thread.currentThread().getName());
+        super.onUpdate(oldObject, newObject);
+      }
+    };
+    Reflector<ConfigMap> reflector = engine().reflector(ConfigMap.class).namespace("default").listener(recorder)
+        .start();
+    await().atMost(WAIT).until(reflector::isSynced);
+
+    put("a", "2");
+    put("a", "3");
+
+    await().atMost(WAIT).until(() -> recorder.events.contains("update a=3"));
+    // the transport's thread (the client's I/O threads): waking a pool thread per event was most of its latency
+    assertThat(threads).hasSize(2).noneMatch(name -> name.startsWith(Engine.THREAD_PREFIX));
   }
 
   @Test
