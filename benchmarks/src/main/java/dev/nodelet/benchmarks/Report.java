@@ -62,13 +62,13 @@ final class Report {
     int header = old.indexOf(HEADER);
     String measures = settings.measures().stream().sorted().map(String::valueOf).collect(Collectors.joining(", "));
     String prefix = "- Measures " + measures + " on ";
-    StringBuilder table = new StringBuilder(BEGIN).append("\n");
+    StringBuilder table = new StringBuilder(BEGIN).append("\n\n");
     // the line of an earlier run of the same measures gives way to this run's
-    old.substring(0, header).stripTrailing().lines().filter(l -> !l.startsWith(prefix))
+    old.substring(0, header).strip().lines().filter(l -> !l.startsWith(prefix))
         .forEach(l -> table.append(l).append("\n"));
     table.append(prefix).append(LocalDate.now()).append(" (`java -jar benchmarks/target/benchmarks.jar ")
         .append(args).append("`, ").append(took.toMinutes()).append(" min ").append(took.toSecondsPart())
-        .append(" s, ").append(machine()).append("): their rows below\n\n").append(HEADER);
+        .append(" s, load average ").append(loadAverage()).append("): their rows below\n\n").append(HEADER);
     Set<Integer> written = new HashSet<>();
     for (String line : old.substring(header + HEADER.length()).lines().toList()) {
       if (!line.startsWith("| ")) {
@@ -83,6 +83,12 @@ final class Report {
     }
     rows.stream().filter(r -> !written.contains(r.measure())).forEach(r -> table.append(row(r)).append("\n"));
     return table.append("\n").append(END).toString();
+  }
+
+  /** The 1-minute load average at the end of the run, or "unknown" where the system does not say. */
+  private static String loadAverage() {
+    double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+    return load < 0 ? "unknown" : String.format(Locale.ROOT, "%.1f", load);
   }
 
   private static int measure(String row) {
