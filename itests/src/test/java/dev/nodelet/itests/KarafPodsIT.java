@@ -105,6 +105,10 @@ public class KarafPodsIT extends NodeletTestSupport {
         VERSION_PROPERTY) + "/xml/features"));
     // like feature:install -r nodelet: a refresh would also restart this test's probe bundle
     featuresService.installFeature("nodelet", EnumSet.of(FeaturesService.Option.NoAutoRefreshBundles));
+    // the probe reaches fabric8's model through a dynamic import: wait until the installed bundles offer it (one
+    // clean run failed to load Pod right after the install)
+    await().atMost(WAIT).ignoreExceptions().until(() -> bundleContext.getBundle()
+        .loadClass("io.fabric8.kubernetes.api.model.Pod") != null);
   }
 
   @Test
