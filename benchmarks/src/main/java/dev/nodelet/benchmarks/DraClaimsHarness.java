@@ -15,7 +15,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -110,7 +109,7 @@ final class DraClaimsHarness {
       long last = preparedAt.values().stream().mapToLong(Long::longValue).max().orElse(start);
       return new Result(percentile(latencies, 50), percentile(latencies, 99), Stats.ms(last - start));
     } finally {
-      deleteQuietly(state);
+      Fixtures.deleteQuietly(state);
     }
   }
 
@@ -136,13 +135,5 @@ final class DraClaimsHarness {
   private static double percentile(double[] sorted, int p) {
     int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
     return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
-  }
-
-  private static void deleteQuietly(Path folder) {
-    try (var files = Files.walk(folder)) {
-      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
-    } catch (IOException e) {
-      Main.log("cannot delete %s: %s", folder, e);
-    }
   }
 }

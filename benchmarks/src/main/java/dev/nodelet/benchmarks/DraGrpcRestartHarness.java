@@ -1,16 +1,16 @@
 package dev.nodelet.benchmarks;
 
-import dev.nodelet.dra.DeviceHealth;
-import dev.nodelet.dra.claims.ClaimInfo;
+import static dev.nodelet.benchmarks.DraRestartHarness.DRIVER;
+import static dev.nodelet.benchmarks.DraRestartHarness.NODE;
+import static dev.nodelet.benchmarks.DraRestartHarness.allocate;
+import static dev.nodelet.benchmarks.DraRestartHarness.await;
+import static dev.nodelet.benchmarks.DraRestartHarness.healthCurrent;
+import static dev.nodelet.benchmarks.DraRestartHarness.prepared;
+
 import dev.nodelet.dra.claims.ClaimManager;
-import dev.nodelet.dra.claims.DeviceHealthInfo;
 import dev.nodelet.dra.grpc.PluginWatcher;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,8 +21,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Measure 15 over real gRPC: the driver is a kubelet plugin served on unix sockets (registration socket in the
@@ -36,8 +34,6 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class DraGrpcRestartHarness {
 
-  private static final String NODE = "node-a";
-  private static final String DRIVER = "gpu.example.com";
   /** The bundle's default poll interval of the registration folder. */
   private static final Duration POLL = Duration.ofMillis(500);
   /** In the smoke run, so that it stays short: it measures nothing. */
@@ -134,51 +130,7 @@ final class DraGrpcRestartHarness {
           Stats.ms(preparedAt[0] - start));
     } finally {
       servers.forEach(KubeletPluginServer::close); // the killed one again: nothing left to stop
-      deleteQuietly(temp);
-    }
-  }
-
-  private static Pod allocate(KubernetesClient client, int i) {
-    String name = "claim-" + i;
-    ResourceClaim claim = client.resources(ResourceClaim.class).inNamespace("default").resource(
-        new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(name).endMetadata()
-            .withNewSpec().withNewDevices().addNewRequest().withName("gpu").withNewExactly().withDeviceClassName("gpu")
-            .endExactly().endRequest().endDevices().endSpec().build()).create();
-    claim.setStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult()
-        .withDriver(DRIVER).withPool(NODE).withDevice("dev-" + i).withRequest("gpu").endResult().endDevices()
-        .endAllocation().addNewReservedFor().withResource("pods").withName("pod-" + i).withUid("pod-uid-" + i)
-        .endReservedFor().build());
-    client.resources(ResourceClaim.class).inNamespace("default").resource(claim).updateStatus();
-    return new PodBuilder().withNewMetadata().withNamespace("default").withName("pod-" + i).withUid("pod-uid-" + i)
-        .withResourceVersion("1").endMetadata().withNewSpec().withNodeName(NODE).addNewResourceClaim().withName("gpu")
-        .withResourceClaimName(name).endResourceClaim().endSpec().build();
-  }
-
-  private static boolean prepared(ClaimManager manager, int count) {
-    return manager.claims().stream().filter(c -> c.state() == ClaimInfo.State.PREPARED).count() >= count;
-  }
-
-  /** Every claim's device has a healthy report received since the new registration socket was placed. */
-  private static boolean healthCurrent(ClaimManager manager, int count, Instant since) {
-    return manager.health().stream().filter(h -> DRIVER.equals(h.driver()) && h.health() == DeviceHealth.Health.HEALTHY
-        && !h.received().isBefore(since)).map(DeviceHealthInfo::device).distinct().count() >= count;
-  }
-
-  private static void await(BooleanSupplier done, String what) {
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("not within 60 s: " + what);
-      }
-      LockSupport.parkNanos(100_000);
-    }
-  }
-
-  private static void deleteQuietly(Path folder) {
-    try (var files = Files.walk(folder)) {
-      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
-    } catch (IOException e) {
-      Main.log("cannot delete %s: %s", folder, e);
+      Fixtures.deleteQuietly(temp);
     }
   }
 }

@@ -36,8 +36,8 @@ import java.util.concurrent.locks.LockSupport;
 final class DraRestartHarness {
 
   static final int MEASURE = 15;
-  private static final String NODE = "node-a";
-  private static final String DRIVER = "gpu.example.com";
+  static final String NODE = "node-a";
+  static final String DRIVER = "gpu.example.com";
 
   record Result(double healthMillis, double newPodMillis) {
   }
@@ -127,11 +127,11 @@ final class DraRestartHarness {
       }, "health current and the new pod prepared after the restart");
       return new Result(Stats.ms(healthAt[0] - start), Stats.ms(preparedAt[0] - start));
     } finally {
-      deleteQuietly(state);
+      Fixtures.deleteQuietly(state);
     }
   }
 
-  private static Pod allocate(KubernetesClient client, int i) {
+  static Pod allocate(KubernetesClient client, int i) {
     String name = "claim-" + i;
     ResourceClaim claim = client.resources(ResourceClaim.class).inNamespace("default").resource(
         new ResourceClaimBuilder().withNewMetadata().withNamespace("default").withName(name).endMetadata()
@@ -147,31 +147,23 @@ final class DraRestartHarness {
         .withResourceClaimName(name).endResourceClaim().endSpec().build();
   }
 
-  private static boolean prepared(ClaimManager manager, int count) {
+  static boolean prepared(ClaimManager manager, int count) {
     return manager.claims().stream().filter(c -> c.state() == ClaimInfo.State.PREPARED).count() >= count;
   }
 
   /** Every claim's device has a healthy report received from the new registration. */
-  private static boolean healthCurrent(ClaimManager manager, int count, Instant since) {
+  static boolean healthCurrent(ClaimManager manager, int count, Instant since) {
     return manager.health().stream().filter(h -> DRIVER.equals(h.driver()) && h.health() == DeviceHealth.Health.HEALTHY
         && !h.received().isBefore(since)).map(DeviceHealthInfo::device).distinct().count() >= count;
   }
 
-  private static void await(BooleanSupplier done, String what) {
+  static void await(BooleanSupplier done, String what) {
     long deadline = System.nanoTime() + 60_000_000_000L;
     while (!done.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("not within 60 s: " + what);
       }
       LockSupport.parkNanos(100_000);
-    }
-  }
-
-  private static void deleteQuietly(Path folder) {
-    try (var files = Files.walk(folder)) {
-      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
-    } catch (IOException e) {
-      Main.log("cannot delete %s: %s", folder, e);
     }
   }
 }

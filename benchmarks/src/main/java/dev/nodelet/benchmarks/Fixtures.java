@@ -1,5 +1,8 @@
 package dev.nodelet.benchmarks;
 
+import java.nio.file.Path;
+import java.nio.file.Files;
+import java.io.IOException;
 import dev.nodelet.objectcache.CacheSyncException;
 import dev.nodelet.objectcache.ObjectManager;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -80,6 +83,15 @@ final class Fixtures {
           throw e;
         }
       }
+    }
+  }
+
+  /** Deletes a temporary folder and what it holds; what cannot be deleted is logged and left. */
+  static void deleteQuietly(Path folder) {
+    try (var files = Files.walk(folder)) {
+      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      Main.log("cannot delete %s: %s", folder, e);
     }
   }
 }

@@ -104,7 +104,7 @@ final class PodStartupHarness {
     } catch (Exception e) {
       throw new IllegalStateException("measure 14 failed: " + e, e);
     } finally {
-      deleteQuietly(dir);
+      Fixtures.deleteQuietly(dir);
     }
   }
 
@@ -302,14 +302,6 @@ final class PodStartupHarness {
       watching.close();
       client.close();
       server.close();
-    }
-  }
-
-  private static void deleteQuietly(Path folder) {
-    try (var files = Files.walk(folder)) {
-      files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(f -> f.toFile().delete());
-    } catch (IOException e) {
-      Main.log("cannot delete %s: %s", folder, e);
     }
   }
 }
