@@ -50,11 +50,13 @@ final class ProcessHarness {
   static final String ENV = "nodelet.benchmarks.process.env";
 
   /**
-   * The JVM flags a user gets: docs/deploy/daemonset.yaml's JAVA_TOOL_OPTIONS, whose heap cap is 25 % of the
-   * container's memory, here fixed at 64 MiB (docs/launcher.md).
+   * The JVM flags a user gets: docs/deploy/daemonset.yaml's JAVA_TOOL_OPTIONS in its 256Mi container, whose memory
+   * the JVM would read from its cgroup and here is told with {@code -XX:MaxRAM}, so that the heap is sized from the
+   * same percentages (at most 64 MiB, starting at 4).
    */
-  static final String DEFAULT_JVM = "-XX:+UseSerialGC -Xmx64m -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 "
-      + "-XX:-UseNotificationThread -XX:-MethodFlushing -XX:TrimNativeHeapInterval=5000";
+  static final String DEFAULT_JVM = "-XX:MaxRAM=256m -XX:+UseSerialGC -XX:MinRAMPercentage=25 "
+      + "-XX:MaxRAMPercentage=25 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:TieredStopAtLevel=1 "
+      + "-XX:CICompilerCount=1 -XX:-UseNotificationThread -XX:-MethodFlushing -XX:TrimNativeHeapInterval=5000";
 
   /** The environment a user gets: the DaemonSet's (two glibc malloc arenas instead of up to eight per core). */
   static final String DEFAULT_ENV = "MALLOC_ARENA_MAX=2";

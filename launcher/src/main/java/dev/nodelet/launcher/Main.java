@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
 import sun.misc.Signal;
 
 /**
@@ -314,9 +315,10 @@ public final class Main {
     if (context == null) {
       return phase;
     }
-    Bundle[] bundles = context.getBundles();
-    return "starting the bundles, " + Stream.of(bundles).filter(b -> b.getState() == Bundle.ACTIVE).count() + " of "
-        + bundles.length + " active";
+    List<Bundle> bundles = Stream.of(context.getBundles())
+        .filter(b -> b.getHeaders().get(Constants.FRAGMENT_HOST) == null && framework.started(b)).toList();
+    return "starting the bundles, " + bundles.stream().filter(b -> b.getState() == Bundle.ACTIVE).count() + " of "
+        + bundles.size() + " active";
   }
 
   private static ReadyWait.Target readiness(NodeletFramework framework, String nodeName) {

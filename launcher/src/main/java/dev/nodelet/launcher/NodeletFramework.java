@@ -45,6 +45,7 @@ final class NodeletFramework {
    */
   /** The Gogo shell's bundle: its console, and an idle executor thread it keeps even without a console. */
   static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
+  private static final String FABRIC8_MODEL = "io.fabric8.kubernetes-model-";
 
   record Status(boolean ready, String missing, long activeBundles, List<String> services) {
   }
@@ -178,10 +179,14 @@ final class NodeletFramework {
 
   /**
    * Whether the launcher starts this bundle: all but the Gogo shell's without a console (the command channel needs
-   * only the Gogo runtime and the commands' bundles).
+   * only the Gogo runtime and the commands' bundles), and but fabric8's model bundles. Those are libraries without
+   * an activator, resolved and used all the same; started, each has SPI Fly load every Kubernetes kind it holds and
+   * register it as a service (about 500 classes and 1,000 services in all), which fabric8 reads only to decode a
+   * kind it was not given the type of, and Nodelet always gives it.
    */
-  private boolean started(Bundle bundle) {
-    return shell || !GOGO_SHELL.equals(bundle.getSymbolicName());
+  boolean started(Bundle bundle) {
+    String name = bundle.getSymbolicName();
+    return (shell || !GOGO_SHELL.equals(name)) && !name.startsWith(FABRIC8_MODEL);
   }
 
   // SPI Fly weaves ServiceLoader calls as classes load, so it starts first; Nodelet's bundles start last

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,6 +86,8 @@ final class RegistrationWatcher implements AutoCloseable {
   /** The failures of {@link #entries}, for other threads. */
   private final Map<Path, DriverStatus> failures = new ConcurrentHashMap<>();
   private volatile String folderProblem = "";
+  /** Why the missing folder could not be created, or null if that was not tried yet (watch thread only). */
+  private String createFailure;
   private volatile String crash; // why the thread ended early, or null
   private volatile long scans; // written by the watcher thread only
   /** Completed by the end of the first scan that starts after they were asked for. */
@@ -259,7 +262,14 @@ final class RegistrationWatcher implements AutoCloseable {
     Map<Path, FileId> sockets = new TreeMap<>();
     String problem;
     try {
-      problem = SocketFiles.folderProblem(folder, SocketFiles.mode(folder));
+      int mode = SocketFiles.mode(folder);
+      if (mode == -1 && createFailure == null) {
+        mode = create();
+      }
+      problem = SocketFiles.folderProblem(folder, mode);
+      if (mode == -1 && createFailure != null) {
+        problem += " (it could not be created: " + createFailure + ")";
+      }
       if (problem == null) {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(folder)) {
           for (Path file : files) {
@@ -283,6 +293,25 @@ final class RegistrationWatcher implements AutoCloseable {
       folderProblem = problem;
     }
     return sockets;
+  }
+
+  /**
+   * Creates the missing folder with mode 0700, as the kubelet creates its own registration folder, so that drivers
+   * can register on a fresh node. Not tried again after a failure: that folder is reported, and used once someone
+   * else creates it.
+   *
+   * @return the folder's mode, -1 if it could not be created
+   */
+  private int create() throws IOException {
+    try {
+      Files.createDirectories(folder, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
+          "rwx------")));
+      LOG.info("Created the registration folder {} (mode 0700)", folder);
+      return SocketFiles.mode(folder);
+    } catch (IOException | UnsupportedOperationException e) {
+      createFailure = e.getClass().getSimpleName() + ": " + e.getMessage();
+      return -1;
+    }
   }
 
   private Entry attempt(Path socket, FileId id, Entry failedBefore) {

@@ -54,8 +54,8 @@ final class SocketFiles {
   /** Why the folder may not be used, or {@code null} when it is a directory of mode 0700 or stricter. */
   static String folderProblem(Path folder, int mode) {
     if (mode == -1) {
-      return "registration folder " + folder + " does not exist: create it with mode 0700, or set"
-          + " registration.folder of " + GrpcDraComponent.PID + "; drivers register once it exists";
+      return "registration folder " + folder + " does not exist: create it with mode 0700 (or let Nodelet create"
+          + " it), or set registration.folder of " + GrpcDraComponent.PID + "; drivers register once it exists";
     }
     if ((mode & TYPE_MASK) != TYPE_DIRECTORY) {
       return "registration folder " + folder + " is not a directory";
