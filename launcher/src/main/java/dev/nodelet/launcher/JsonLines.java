@@ -1,7 +1,5 @@
 package dev.nodelet.launcher;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -28,7 +26,6 @@ import java.util.logging.SimpleFormatter;
 final class JsonLines extends OutputStream {
 
   static final String LOGGER = "dev.nodelet.launcher";
-  private static final ObjectMapper MAPPER = new ObjectMapper();
   // the format of LauncherLogging.JSON_TEMPLATE
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
       .withZone(ZoneOffset.UTC);
@@ -77,11 +74,42 @@ final class JsonLines extends OutputStream {
     if (error != null) {
       entry.put("error", error);
     }
-    try {
-      return MAPPER.writeValueAsString(entry);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("a map of strings is always JSON", e);
+    // by hand: a JSON library on the launcher's class path would be opened and loaded in every mode for this
+    StringBuilder json = new StringBuilder("{");
+    entry.forEach((key, value) -> {
+      if (json.length() > 1) {
+        json.append(',');
+      }
+      quote(json, key).append(':');
+      quote(json, value);
+    });
+    return json.append('}').toString();
+  }
+
+  /** Appends {@code value} as a JSON string (RFC 8259: quote, backslash and control characters escaped), or null. */
+  private static StringBuilder quote(StringBuilder json, String value) {
+    if (value == null) {
+      return json.append("null");
     }
+    json.append('"');
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      switch (c) {
+        case '"' -> json.append("\\\"");
+        case '\\' -> json.append("\\\\");
+        case '\n' -> json.append("\\n");
+        case '\r' -> json.append("\\r");
+        case '\t' -> json.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            json.append(String.format("\\u%04x", (int) c));
+          } else {
+            json.append(c);
+          }
+        }
+      }
+    }
+    return json.append('"');
   }
 
   @Override

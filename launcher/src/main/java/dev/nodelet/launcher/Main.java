@@ -1,6 +1,5 @@
 package dev.nodelet.launcher;
 
-import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -79,13 +78,13 @@ public final class Main {
     SPIFLY_LOG.setLevel(java.util.logging.Level.WARNING);
     // fabric8's informers and watch managers log every failed attempt with its stack trace (hundreds of lines a
     // minute while the API server is unreachable); Nodelet's components say it once, with the URL, per backoff step
-    // (the embedded API server logs through the launcher's own class path; the bundles through pax-logging, whose
+    // (the embedded API server logs through SLF4J's simple logger in lib/demo; the bundles through pax-logging, whose
     // configuration the launcher sets)
     for (String logger : QUIET_LOGGERS) {
       System.getProperties().putIfAbsent("org.slf4j.simpleLogger.log." + logger, "error");
     }
     // Bundles find ServiceLoader providers through the context class loader: it must never be the launcher's
-    // class path, which holds fabric8 and SLF4J for the embedded API server
+    // class path, nor the demo's class loader, which holds fabric8 and SLF4J for the embedded API server
     Thread.currentThread().setContextClassLoader(ClassLoader.getPlatformClassLoader());
     // with JSON logs, the launcher's own lines are JSON too: those before pax-logging starts and beside it
     PrintStream console = options.jsonLogs() ? JsonLines.printStream(out, "INFO") : out;
@@ -97,7 +96,7 @@ public final class Main {
   }
 
   static int run(Options given, PrintStream out, PrintStream err) {
-    EmbeddedApiServer server = null;
+    Demo demo = null;
     ScheduledExecutorService monitor = null;
     CommandChannel channel = null;
     Options options = null;
@@ -159,18 +158,20 @@ public final class Main {
         // when it refreshes, so a rotated token is picked up
         where = "the cluster of this pod (service account)";
       } else if (options.kubeconfig() == null) {
-        // HTTPS with HTTP/2 as a cluster serves it; Nodelet reads the kubeconfig that kubectl uses, CA and token
-        server = EmbeddedApiServer.builder().tls().port(options.apiPort()).build().start();
-        Path kubeconfig = server.writeKubeconfig(options.workDir().resolve("kubeconfig"));
-        DemoCluster.seed(server, options.nodeName());
+        // the demo, loaded from lib/demo now and only now; HTTPS with HTTP/2 as a cluster serves it, and Nodelet reads
+        // the kubeconfig that kubectl uses, CA and token
+        demo = DemoLoader.load(DemoLoader.folder());
+        demo.start(options.apiPort());
+        Path kubeconfig = demo.writeKubeconfig(options.workDir().resolve("kubeconfig"));
+        demo.seed(options.nodeName());
         kube.put("kubeconfig.path", kubeconfig.toAbsolutePath().toString());
         // external DRA drivers register their sockets here; private to this user, as nodelet-dra-grpc requires
         registry = Files.createDirectories(options.workDir().toAbsolutePath().resolve("plugins_registry"),
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         configuration.put("dev.nodelet.dra.grpc", Map.of("registration.folder", registry.toString()));
-        where = server.url() + " (embedded)";
+        where = demo.url() + " (embedded)";
         phase.set("starting the framework");
-        out.println("Embedded Kubernetes API server listening on " + server.url()
+        out.println("Embedded Kubernetes API server listening on " + demo.url()
             + " (kubeconfig: " + kubeconfig + ")");
       } else {
         kube.put("kubeconfig.path", options.kubeconfig().toString());
@@ -195,12 +196,12 @@ public final class Main {
       configuration.put("dev.nodelet.dra.claims", Map.of("state.directory",
           options.workDir().resolve("dra").toString()));
       // node mode: this Nodelet registers its Node and renews its Lease (always on the demo cluster)
-      if (server != null) {
+      if (demo != null) {
         // the demo's node API on a free port, which the Node reports; the embedded API server's kubelet client
         // certificate is its client CA, so that kubectl logs goes through
         int kubeletPort = freePort();
         Path clientCa = Files.writeString(options.workDir().resolve("apiserver-kubelet-client-ca.pem"),
-            server.kubeletClientCaPem());
+            demo.kubeletClientCaPem());
         configuration.put("dev.nodelet.node", Map.of("enabled", true, "kubelet.port", kubeletPort));
         configuration.put("dev.nodelet.node.api", Map.of("port", kubeletPort,
             "client.ca.file", clientCa.toAbsolutePath().toString()));
@@ -227,8 +228,7 @@ public final class Main {
         framework.expectMissing(Set.of("dev.nodelet.node.RegisteredNode"));
       }
       // on the demo cluster, the example DRA driver reports a few devices of this node
-      Map<String, Map<String, Object>> factories = server == null ? Map.of()
-          : Map.of(DemoCluster.DRIVER_PID + "~demo", DemoCluster.driverConfiguration());
+      Map<String, Map<String, Object>> factories = demo == null ? Map.of() : demo.factoryConfiguration();
       if (stopRequested.getCount() == 0) {
         return stopped(out);
       }
@@ -257,13 +257,13 @@ public final class Main {
       }
       out.println("  bundles: " + status.activeBundles() + " active; services: " + String.join(", ",
           status.services()));
-      if (server != null) {
-        out.println("  " + DemoCluster.summary(server, options.nodeName()));
-        for (String line : ManagerObjects.list(framework::context, DemoCluster.REFERENCED_OBJECTS,
+      if (demo != null) {
+        out.println("  " + demo.summary(options.nodeName()));
+        for (String line : ManagerObjects.list(framework::context, demo.referencedObjects(),
             Duration.ofSeconds(10))) {
           out.println("  cache: " + line);
         }
-        out.println("  " + DemoCluster.awaitSlices(server, options.nodeName(),
+        out.println("  " + demo.awaitSlices(options.nodeName(),
             Duration.ofSeconds(ReadyWait.DEFAULT_SECONDS)));
       }
       options.metrics().ifPresent(m -> out.println("  metrics: " + (m.port() == 0
@@ -294,8 +294,8 @@ public final class Main {
       if (started.get() != null) {
         started.get().stop();
       }
-      if (server != null) {
-        server.close();
+      if (demo != null) {
+        demo.close();
       }
       locks.forEach(FolderLock::close);
       if (options != null && options.temporaryWorkDir()) {

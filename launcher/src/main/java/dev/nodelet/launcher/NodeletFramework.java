@@ -81,7 +81,7 @@ final class NodeletFramework {
     config.put("felix.fileinstall.disableNio2", "true");
     config.put("felix.fileinstall.filter", EtcOverrides.fileInstallFilter(launcherPids));
     // by default Felix lets JDK code (ServiceLoader) asking a bundle class loader fall through to the launcher's
-    // class path, where the embedded API server's SLF4J and fabric8 live: bundles must see only their wiring
+    // class path: bundles must see only their wiring
     config.put("felix.bootdelegation.implicit", "false");
     // JDK-internal packages that libraries reach without importing them: Netty's epoll transport (unix sockets of
     // external DRA drivers) loads sun.nio.ch and jdk.jfr classes from its JNI code, which fails with "unsupported
@@ -131,8 +131,8 @@ final class NodeletFramework {
     if (jars.isEmpty()) {
       throw new IOException("no bundles in " + bundlesDir);
     }
-    // fabric8 and SLF4J find their providers with ServiceLoader: a framework thread whose context class loader
-    // sees the launcher's class path would load them from there instead
+    // fabric8 and SLF4J find their providers with ServiceLoader through the context class loader: the framework's
+    // threads get the platform loader, which holds none, so that each bundle finds its own
     Thread current = Thread.currentThread();
     ClassLoader previous = current.getContextClassLoader();
     current.setContextClassLoader(ClassLoader.getPlatformClassLoader());
@@ -259,8 +259,8 @@ final class NodeletFramework {
   }
 
   /**
-   * A service by interface name, whatever class space it lives in: the launcher's own class path holds fabric8 for
-   * the embedded API server, so the framework would hide the bundles' KubernetesClient from a plain lookup.
+   * A service by interface name, whatever class space it lives in: the launcher asks for the bundles' services by
+   * name, without their classes, and must get them however the framework judges its view of those classes.
    */
   static ServiceReference<?> reference(BundleContext context, String name) {
     try {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +38,19 @@ class JsonLinesTest {
         .isEqualTo("Embedded Kubernetes API server listening on http://127.0.0.1:6443");
     assertThat(json.readTree(out.get(1)).get("msg").asText()).isEqualTo("Nodelet ready: \"node-a\" \u00e9\tand more");
     assertThat(json.readTree(out.get(2)).get("msg").asText()).isEqualTo("an unfinished line");
+  }
+
+  @Test
+  void quotesBackslashesAndControlCharactersAreEscapedOnOneLine() throws Exception {
+    String message = "a \"quoted\" C:\\path \u0001\u001f\b\f\nsecond line\r\t\u00e9 \ud83d\ude00 </a>";
+    String line = JsonLines.json(Instant.EPOCH, "WARN", "some.logger", "main", message, "trace\n\tat x");
+    assertThat(line).doesNotContain("\n", "\r").startsWith("{\"time\":\"1970-01-01T00:00:00.000Z\",");
+    JsonNode node = new ObjectMapper().readTree(line);
+    assertThat(node.get("msg").asText()).isEqualTo(message);
+    assertThat(node.get("error").asText()).isEqualTo("trace\n\tat x");
+    assertThat(node.get("level").asText()).isEqualTo("WARN");
+    assertThat(new ObjectMapper().readTree(JsonLines.json(Instant.EPOCH, "INFO", "l", "t", null, null))
+        .get("msg").isNull()).isTrue();
   }
 
   @Test

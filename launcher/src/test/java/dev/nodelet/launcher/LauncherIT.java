@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.nodelet.launcher.demo.DemoCluster;
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.Config;
@@ -646,10 +647,34 @@ class LauncherIT {
             .endMetadata().build()).create();
         assertThat(awaitLine(Main.READY)).contains("node late");
         assertThat(lines()).noneMatch(line -> line.contains("dev.nodelet.node.RegisteredNode"));
+        // serving a cluster, the launcher never opens the demo's jars (lib/demo): of lib/, only Felix's framework
+        if (Files.isDirectory(Path.of("/proc", Long.toString(process.pid()), "fd"))) {
+          assertThat(openJarsOfLib(process)).as("the jars of target/lib the launcher has open")
+              .singleElement().asString().startsWith("org.apache.felix.framework-");
+        }
       } finally {
         process.destroyForcibly();
       }
     }
+  }
+
+  /** The files under target/lib (lib/demo's too) that the process has open, relative to it ({@code /proc/PID/fd}). */
+  private static List<String> openJarsOfLib(Process process) throws IOException {
+    Path lib = Path.of("target", "lib").toRealPath();
+    List<String> open = new ArrayList<>();
+    try (Stream<Path> descriptors = Files.list(Path.of("/proc", Long.toString(process.pid()), "fd"))) {
+      for (Path descriptor : descriptors.toList()) {
+        try {
+          Path file = Files.readSymbolicLink(descriptor);
+          if (file.startsWith(lib)) {
+            open.add(lib.relativize(file).toString());
+          }
+        } catch (IOException e) {
+          // closed since it was listed
+        }
+      }
+    }
+    return open;
   }
 
   /** The seconds a "Nodelet waiting: ... (N s)" line gives. */

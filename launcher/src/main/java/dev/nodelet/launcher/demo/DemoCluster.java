@@ -1,4 +1,4 @@
-package dev.nodelet.launcher;
+package dev.nodelet.launcher.demo;
 
 import dev.nodelet.testing.apiserver.EmbeddedApiServer;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -21,7 +21,7 @@ import java.util.Map;
  * ways the kubelet resolves (env, envFrom, volumes, projected volumes, image pull secrets), and one pod elsewhere.
  * The secret values are placeholders, never real credentials.
  */
-final class DemoCluster {
+public final class DemoCluster {
 
   static final String NAMESPACE = "default";
   static final String DRIVER_PID = "dev.nodelet.driver.example";
@@ -33,7 +33,7 @@ final class DemoCluster {
   private DemoCluster() {
   }
 
-  static void seed(EmbeddedApiServer server, String nodeName) {
+  public static void seed(EmbeddedApiServer server, String nodeName) {
     try (KubernetesClient client = client(server)) {
       create(client, new NodeBuilder().withNewMetadata().withName(nodeName)
           .addToAnnotations("node.alpha.kubernetes.io/ttl", "0").endMetadata().build());
