@@ -35,6 +35,7 @@ final class UpdateVisibilityHarness {
   static List<Row> run(boolean smoke) {
     int count = smoke ? 50 : 1000;
     int seconds = smoke ? 1 : 15;
+    int warmup = smoke ? RATE : WARMUP_UPDATES;
     Histogram nodelet = new Histogram(60_000_000_000L, 3);
     Histogram informers = new Histogram(60_000_000_000L, 3);
     try (ApiServerProcess server = ApiServerProcess.start();
@@ -42,9 +43,9 @@ final class UpdateVisibilityHarness {
       Fixtures.createConfigMaps(admin, 0, count);
       try (Watched watchStrategy = Watched.nodelet(server).watch(count);
           Watched informed = Watched.informers(server).watch(count)) {
-        PairedVisibility checker = new PairedVisibility(watchStrategy::get, informed::get, WARMUP_UPDATES, nodelet,
+        PairedVisibility checker = new PairedVisibility(watchStrategy::get, informed::get, warmup, nodelet,
             informers);
-        sendAndCheck(admin, count, WARMUP_UPDATES + RATE * seconds, checker);
+        sendAndCheck(admin, count, warmup + RATE * seconds, checker);
       }
     }
     Main.log("update→get: watch strategy p50 %.2f ms p99 %.2f ms; informers p50 %.2f ms p99 %.2f ms",
@@ -68,6 +69,7 @@ final class UpdateVisibilityHarness {
         LockSupport.parkNanos(50_000);
       }
     }, "visibility-checker");
+    thread.setDaemon(true); // a side that never shows an update must not keep the JVM after the join gives up
     thread.start();
     int[] index = {0};
     try {
