@@ -45,7 +45,7 @@ final class NodeletFramework {
    */
   /** The Gogo shell's bundle: its console, and an idle executor thread it keeps even without a console. */
   static final String GOGO_SHELL = "org.apache.felix.gogo.shell";
-  private static final String FABRIC8_MODEL = "io.fabric8.kubernetes-model-";
+  static final String SPIFLY = "org.apache.aries.spifly.dynamic.bundle";
 
   record Status(boolean ready, String missing, long activeBundles, List<String> services) {
   }
@@ -179,21 +179,21 @@ final class NodeletFramework {
 
   /**
    * Whether the launcher starts this bundle: all but the Gogo shell's without a console (the command channel needs
-   * only the Gogo runtime and the commands' bundles), and but fabric8's model bundles. Those are libraries without
-   * an activator, resolved and used all the same; started, each has SPI Fly load every Kubernetes kind it holds and
-   * register it as a service (about 500 classes and 1,000 services in all), which fabric8 reads only to decode a
-   * kind it was not given the type of, and Nodelet always gives it.
+   * only the Gogo runtime and the commands' bundles), and but SPI Fly. fabric8's bundles require SPI Fly's extender
+   * to resolve, so it is installed, but started it weaves every class those bundles load (about 950, an ASM pass
+   * each) and has fabric8's model bundles load and register every Kubernetes kind as a service (about 450 classes,
+   * 1,000 services), for ServiceLoader lookups Nodelet never makes: it gives fabric8 its HTTP client and the type of
+   * everything it decodes.
    */
   boolean started(Bundle bundle) {
     String name = bundle.getSymbolicName();
-    return (shell || !GOGO_SHELL.equals(name)) && !name.startsWith(FABRIC8_MODEL);
+    return (shell || !GOGO_SHELL.equals(name)) && !SPIFLY.equals(name);
   }
 
-  // SPI Fly weaves ServiceLoader calls as classes load, so it starts first; Nodelet's bundles start last
+  // logging first, so that no bundle logs before its backend is there; Nodelet's bundles last
   private static int startOrder(Bundle bundle) {
     String name = bundle.getSymbolicName();
-    // logging first, so that no bundle logs before its backend is there
-    if (name.startsWith("org.apache.aries.spifly") || name.startsWith("org.ops4j.pax.logging")) {
+    if (name.startsWith("org.ops4j.pax.logging")) {
       return 0;
     }
     return name.startsWith("nodelet-") ? 2 : 1;
