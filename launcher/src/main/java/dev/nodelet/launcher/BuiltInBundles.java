@@ -28,6 +28,8 @@ import org.osgi.framework.Constants;
  */
 final class BuiltInBundles implements BundleListener {
 
+  private static final String REFERENCE = "reference:";
+
   private final Set<String> locations;
   private final Path deployDir;
   private final Supplier<BundleContext> context;
@@ -39,11 +41,24 @@ final class BuiltInBundles implements BundleListener {
 
   BuiltInBundles(List<Path> jars, Path deployDir, Supplier<BundleContext> context, PrintStream out,
       Predicate<Bundle> started) {
-    this.locations = jars.stream().map(jar -> jar.toUri().toString()).collect(Collectors.toSet());
+    this.locations = jars.stream().map(BuiltInBundles::location).collect(Collectors.toSet());
     this.deployDir = deployDir;
     this.context = context;
     this.out = out;
     this.started = started;
+  }
+
+  /**
+   * Where a built-in bundle is installed from: read in place ({@code reference:}), not copied into the framework's
+   * cache at every start (43 MB of jars, written again at every start of a fresh work folder).
+   */
+  static String location(Path jar) {
+    return REFERENCE + jar.toUri();
+  }
+
+  /** The jar of a {@link #location(Path)}. */
+  static Path jar(String location) {
+    return Path.of(java.net.URI.create(location.substring(REFERENCE.length())));
   }
 
   @Override
@@ -58,7 +73,7 @@ final class BuiltInBundles implements BundleListener {
       if (jar.isPresent()) {
         replaced.add(location);
         out.println("nodelet: WARN " + jar.get() + " replaces the built-in bundle " + bundle.getSymbolicName() + " "
-            + bundle.getVersion() + " (" + Path.of(java.net.URI.create(location)).getFileName() + "); removing it"
+            + bundle.getVersion() + " (" + jar(location).getFileName() + "); removing it"
             + " from " + deployDir.toAbsolutePath() + " brings the built-in one back");
       }
     } else if (event.getType() == BundleEvent.UNINSTALLED && replaced.remove(location)) {

@@ -141,7 +141,7 @@ final class NodeletFramework {
       BundleContext context = framework.getBundleContext();
       List<Bundle> installed = new ArrayList<>();
       for (Path jar : jars) {
-        installed.add(context.installBundle(jar.toUri().toString()));
+        installed.add(context.installBundle(BuiltInBundles.location(jar)));
       }
       framework.start();
       context.addBundleListener(new BuiltInBundles(jars, deployDir, this::context, out, this::started));
