@@ -86,7 +86,7 @@ final class RegistrationWatcher implements AutoCloseable {
   /** The failures of {@link #entries}, for other threads. */
   private final Map<Path, DriverStatus> failures = new ConcurrentHashMap<>();
   private volatile String folderProblem = "";
-  /** Why the missing folder could not be created, or null if that was not tried yet (watch thread only). */
+  /** Why creating the missing folder failed, or null while it has not failed (watch thread only). */
   private String createFailure;
   private volatile String crash; // why the thread ended early, or null
   private volatile long scans; // written by the watcher thread only
