@@ -61,7 +61,12 @@ final class DriverFolders implements AutoCloseable {
 
   /** Starts a watcher of the registration folder, polling every 20 ms, that hands registered drivers to {@code to}. */
   RegistrationWatcher startWatcher(Duration handshakeTimeout, RegistrationWatcher.Publisher to) {
-    return start(new RegistrationWatcher(registry, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout,
+    return startWatcher(registry, handshakeTimeout, to);
+  }
+
+  /** The same, of {@code folder} instead of {@link #registry}. */
+  RegistrationWatcher startWatcher(Path folder, Duration handshakeTimeout, RegistrationWatcher.Publisher to) {
+    return start(new RegistrationWatcher(folder, Duration.ofMillis(20), new Registrar(transport, handshakeTimeout,
         PluginWatcher.DEFAULT_CALL_TIMEOUT, HEALTH_BACKOFF, HEALTH_BACKOFF_CAP, healthTime), to));
   }
 

@@ -2,6 +2,7 @@ package dev.nodelet.dra.grpc.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.nodelet.dra.DriverStatus;
 import dev.nodelet.dra.Pool;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -335,4 +337,33 @@ class RegistrationWatcherTest {
     await().until(() -> Descriptors.sockets() == socketsBefore);
   }
 
+  @Test
+  void aMissingFolderIsCreatedWithMode0700AndDriversRegisterInIt() throws Exception {
+    Path folder = temp.resolve("var/lib/nodelet/plugins_registry");
+    RegistrationWatcher watcher = folders.startWatcher(folder, Duration.ofSeconds(2), folders.publisher());
+    watcher.nextScan().get(10, TimeUnit.SECONDS);
+
+    assertThat(Files.isDirectory(folder)).isTrue();
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(folder))).isEqualTo("rwx------");
+    assertThat(watcher.failedRegistrations()).isEmpty();
+    FakeDriver driver = closeLater(FakeDriver.of(folder, plugins, "a.example.com"));
+    await().until(() -> published.containsKey(driver.registrationSocket));
+  }
+
+  @Test
+  void aFolderThatCannotBeCreatedIsReportedWithTheReason() throws Exception {
+    // not even root can create a folder in /proc
+    assumeTrue(Files.isDirectory(Path.of("/proc/self")), "needs Linux's /proc");
+    Path folder = Path.of("/proc/nodelet-" + temp.getFileName(), "plugins_registry");
+    RegistrationWatcher watcher = folders.startWatcher(folder, Duration.ofSeconds(2), folders.publisher());
+    watcher.nextScan().get(10, TimeUnit.SECONDS);
+
+    assertThat(watcher.failedRegistrations()).singleElement().satisfies(failure -> {
+      assertThat(failure.state()).isEqualTo(DriverStatus.State.NOT_REGISTERED);
+      assertThat(failure.lastError()).hasValue("registration folder " + folder + " does not exist: create it with"
+          + " mode 0700 (or let Nodelet create it), or set registration.folder of dev.nodelet.dra.grpc; drivers"
+          + " register once it exists (it could not be created: NoSuchFileException: /proc/nodelet-"
+          + temp.getFileName() + ")");
+    });
+  }
 }
